@@ -1,0 +1,1 @@
+"""Findings: the versioned JSON format, the store and replay."""

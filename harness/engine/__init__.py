@@ -1,0 +1,1 @@
+"""Stateful machines, differential stepping and campaign orchestration."""

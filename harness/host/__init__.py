@@ -1,0 +1,1 @@
+"""The embedded reference host (the default live target)."""

@@ -1,0 +1,104 @@
+"""`reduce(kind, state, action, now_ms=…)`: route an action to the reducer table of a state kind.
+
+Each channel module exports `HANDLERS`, a table from action type to a small pure function
+`(state, action, ctx) -> state`. Types missing from the table, types of another family, types
+newer than the profile's version and non-dict actions are no-ops: the input state is returned
+unchanged (identity) and a warning goes to `ctx.warn`. Reducers never read the clock; `now_ms`
+is passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from harness.spec.versions import KIND_PREFIX, is_known_to
+
+from . import annotations, changeset, chat, resource_watch, root, session, terminal
+from .profile import DEFAULT_PROFILE, Ctx, Handler, Profile, State
+
+TABLES: dict[str, Mapping[str, Handler]] = {
+    "root": root.HANDLERS,
+    "session": session.HANDLERS,
+    "chat": chat.HANDLERS,
+    "terminal": terminal.HANDLERS,
+    "changeset": changeset.HANDLERS,
+    "annotations": annotations.HANDLERS,
+    "resourceWatch": resource_watch.HANDLERS,
+}
+
+
+class MalformedAction(ValueError):
+    """A known action whose payload lacks a field the reducer needs (schema-invalid input).
+
+    The spec leaves reducer behaviour on schema-invalid payloads unspecified (REDUCERS.md §2.3
+    item 4); the model reports it as this error instead of guessing.
+    """
+
+
+def _silent(_: str) -> None:
+    return None
+
+
+class Model:
+    """The reference reducers bound to one profile (cheap to call in a hot loop)."""
+
+    def __init__(self, profile: Profile = DEFAULT_PROFILE, warn: Callable[[str], None] = _silent):
+        self.profile = profile
+        self.warn = warn
+        self._ctx_cache: dict[int, Ctx] = {}
+
+    def handler(self, kind: str, action: Any) -> Handler | None:
+        """The handler that would apply `action` to state kind `kind`, or None for a no-op type."""
+        table = TABLES.get(kind)
+        if table is None:
+            raise ValueError(f"unknown state kind {kind!r} (want one of {', '.join(TABLES)})")
+        if not isinstance(action, Mapping):
+            return None
+        t = action.get("type")
+        if not isinstance(t, str):
+            return None
+        h = table.get(t)
+        if h is None or not is_known_to(t, self.profile.version):
+            return None
+        return h
+
+    def reduce(self, kind: str, state: State, action: Any, now_ms: int) -> State:
+        h = self.handler(kind, action)
+        if h is None:
+            t = action.get("type") if isinstance(action, Mapping) else type(action).__name__
+            self.warn(f"{kind} reducer: ignoring unknown action type {t!r}")
+            return state
+        ctx = self._ctx_cache.get(now_ms)
+        if ctx is None:
+            if len(self._ctx_cache) > 64:
+                self._ctx_cache.clear()
+            ctx = self._ctx_cache[now_ms] = Ctx(now_ms=now_ms, profile=self.profile, warn=self.warn)
+        try:
+            return h(state, action, ctx)
+        except (KeyError, TypeError, AttributeError, IndexError) as e:
+            raise MalformedAction(
+                f"{action.get('type')}: payload or state not of the schema shape ({type(e).__name__}: {e})"
+            ) from e
+
+
+_DEFAULT_MODELS: dict[Profile, Model] = {}
+
+
+def reduce(
+    kind: str,
+    state: State,
+    action: Any,
+    *,
+    now_ms: int,
+    profile: Profile = DEFAULT_PROFILE,
+) -> State:
+    """Apply one action to a state of `kind` under `profile`; pure (inputs are never mutated)."""
+    model = _DEFAULT_MODELS.get(profile)
+    if model is None:
+        model = _DEFAULT_MODELS[profile] = Model(profile)
+    return model.reduce(kind, state, action, now_ms)
+
+
+def owns(kind: str, action_type: str) -> bool:
+    return action_type.startswith(KIND_PREFIX[kind])

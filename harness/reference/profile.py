@@ -1,0 +1,75 @@
+"""What a reducer run is configured by: the negotiated version and the version-gated rules."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from harness.spec.versions import PINNED_VERSION, Version, format_version, parse_version
+
+JSON = Any
+State = dict[str, Any]
+Action = Mapping[str, Any]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The reducer behaviour to model.
+
+    `version` is the negotiated protocol version: an action type introduced later is unknown
+    (a no-op). `client_execution_blocks` selects the session InputNeeded rule (REDUCERS.md §7b
+    row 10): True for 0.6.0 and released 0.7.0 (every `inputNeeded` entry raises InputNeeded),
+    False for 0.8.0 and for upstream main after the 0.7.0 release (entries of kind
+    `toolClientExecution` do not count).
+    """
+
+    version: Version = parse_version(PINNED_VERSION)
+    client_execution_blocks: bool = True
+
+    @classmethod
+    def for_version(cls, version: str | Version) -> Profile:
+        v = parse_version(version) if isinstance(version, str) else version
+        return cls(version=v, client_execution_blocks=v < (0, 8, 0))
+
+    @property
+    def label(self) -> str:
+        text = format_version(self.version)
+        default_rule = self.version < (0, 8, 0)
+        if self.client_execution_blocks != default_rule:
+            text += "+exec-rule-0.8" if not self.client_execution_blocks else "+exec-rule-0.7"
+        return text
+
+    def at_least(self, version: str) -> bool:
+        return self.version >= parse_version(version)
+
+
+DEFAULT_PROFILE = Profile.for_version(PINNED_VERSION)
+
+_log = logging.getLogger("harness.reference")
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Everything a reducer may read besides state and action: the injected clock and profile."""
+
+    now_ms: int
+    profile: Profile = DEFAULT_PROFILE
+    warn: Callable[[str], None] = field(default=_log.debug)
+
+    @property
+    def now_iso(self) -> str:
+        return iso_ms(self.now_ms)
+
+
+def iso_ms(now_ms: int) -> str:
+    """ISO-8601 UTC with exactly three fractional digits and `Z` (e.g. 1970-01-01T00:00:09.999Z)."""
+    t = _EPOCH + timedelta(milliseconds=now_ms)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+Handler = Callable[[State, Action, Ctx], State]

@@ -1,0 +1,1 @@
+"""Run reports: JSON, JUnit XML and self-contained HTML."""

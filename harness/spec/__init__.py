@@ -1,0 +1,1 @@
+"""Protocol facts: versions, the action registry, and loading a spec directory."""

@@ -1,0 +1,1 @@
+"""What the harness runs against: reference (in-process), adapter, typescript, live."""

@@ -1,0 +1,1 @@
+"""Hypothesis strategies for AHP: URIs, attachments, messages, states, actions, sequences, schema."""
