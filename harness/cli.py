@@ -16,7 +16,7 @@ from harness import __version__
 
 #: Modules that each add subcommands, in help order.
 COMMAND_MODULES = (
-    "harness.spec.conformance",  # conformance
+    "harness.conformance",  # conformance
     "harness.engine.commands",  # run, replay
     "harness.invariants.commands",  # invariants
     "strategies.commands",  # strategies

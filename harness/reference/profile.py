@@ -30,18 +30,38 @@ class Profile:
 
     version: Version = parse_version(PINNED_VERSION)
     client_execution_blocks: bool = True
+    #: `session/workingDirectoryReplaced` when `replacement` already sits before `directory`:
+    #: True = released 0.8.0 (the earlier entry keeps its place, so index 0 cannot move);
+    #: False = the pre-release draft at proposal commit c840a57 (fixture 270: the replacement
+    #: takes the target's position and the earlier entry is removed).
+    replace_keeps_earlier: bool = True
 
     @classmethod
     def for_version(cls, version: str | Version) -> Profile:
         v = parse_version(version) if isinstance(version, str) else version
         return cls(version=v, client_execution_blocks=v < (0, 8, 0))
 
+    @classmethod
+    def named(cls, name: str) -> Profile:
+        """A profile by name: a version (`0.7.0`) or one of `NAMED_PROFILES` (`0.7.0-main`)."""
+        if name in NAMED_PROFILES:
+            return NAMED_PROFILES[name]
+        try:
+            return cls.for_version(name)
+        except ValueError:
+            known = ", ".join(sorted(NAMED_PROFILES))
+            raise ValueError(f"unknown profile {name!r}: give a version such as 0.7.0 or one of {known}") from None
+
     @property
     def label(self) -> str:
+        for name, p in NAMED_PROFILES.items():
+            if p == self:
+                return name
         text = format_version(self.version)
-        default_rule = self.version < (0, 8, 0)
-        if self.client_execution_blocks != default_rule:
+        if self.client_execution_blocks != (self.version < (0, 8, 0)):
             text += "+exec-rule-0.8" if not self.client_execution_blocks else "+exec-rule-0.7"
+        if not self.replace_keeps_earlier:
+            text += "+replace-draft"
         return text
 
     def at_least(self, version: str) -> bool:
@@ -49,6 +69,18 @@ class Profile:
 
 
 DEFAULT_PROFILE = Profile.for_version(PINNED_VERSION)
+
+#: Named profiles: the released versions, plus two snapshots the spec data comes from.
+NAMED_PROFILES: dict[str, Profile] = {
+    **{v: Profile.for_version(v) for v in ("0.5.1", "0.5.2", "0.6.0", "0.7.0", "0.8.0")},
+    # Upstream main just after the 0.7.0 release (the 0.7.0 spec folder): 0.7.0 plus the
+    # queued 0.8.0 InputNeeded rule (REDUCERS.md §7b row 10).
+    "0.7.0-main": Profile(version=parse_version("0.7.0"), client_execution_blocks=False),
+    # The 0.8.0 draft at proposal commit c840a57 (fixture 270), before the released fix.
+    "0.8.0-c840a57": Profile(
+        version=parse_version("0.8.0"), client_execution_blocks=False, replace_keeps_earlier=False
+    ),
+}
 
 _log = logging.getLogger("harness.reference")
 

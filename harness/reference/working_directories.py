@@ -29,14 +29,20 @@ def directory_removed(state: State, action: Action, ctx: Ctx) -> State:
 
 
 def directory_replaced(state: State, action: Action, ctx: Ctx) -> State:
-    """0.8.0 compare-and-swap: `directory` must be present; an earlier `replacement` wins."""
+    """0.8.0 compare-and-swap: `directory` must be present (else a no-op).
+
+    The replacement takes the target's position and every other occurrence of it is removed —
+    except, in released 0.8.0, when it already sits *before* the target: then it keeps that
+    earlier position and the target is simply removed, so a replacement can never move the
+    protected index-0 primary (0.8.0 changelog, Fixed; REDUCERS.md §8.5).
+    """
     current = state.get(KEY)
     directory, replacement = action["directory"], action["replacement"]
     if current is None or directory not in current:
         return state
     i = current.index(directory)
     j = current.index(replacement) if replacement in current else None
-    if j is not None and j < i:
+    if j is not None and j < i and ctx.profile.replace_keeps_earlier:
         result = current[:i] + current[i + 1 :]
     else:
         result = [replacement if k == i else d for k, d in enumerate(current) if k == i or d != replacement]

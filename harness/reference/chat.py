@@ -1,0 +1,52 @@
+"""Chat channel reducer (`ahp-chat:/<id>`, REDUCERS.md §5, §7b, §8.4).
+
+`HANDLERS` maps each of the 29 `chat/*` action types of 0.7.0 to a small pure function
+`(state, action, ctx) -> state`. The handlers live in modules named after the protocol idea
+they implement:
+
+* `turns` — turn lifecycle, usage, truncation, history paging (§5.2, §5.5)
+* `response_parts` — response parts and streaming text (§5.3)
+* `tool_calls` — the tool-call state machine (§5.4, §7b rows 4–9, §7b.2)
+* `pending_messages` — steering and queued messages (§5.6)
+* `input_requests` — elicitation (§5.8)
+* `chat_status` — the derived status shared by all of them (§5.1)
+
+The version-gated 0.6.0 behaviours are chosen inside the handlers from `ctx.profile`; action
+types newer than the profile never reach this table (the dispatcher filters them).
+"""
+
+from __future__ import annotations
+
+from . import input_requests, pending_messages, response_parts, tool_calls, turns
+from .profile import Action, Ctx, Handler, State
+from .working_directories import directory_removed, directory_set
+
+
+def _set_or_clear(key: str) -> Handler:
+    """`state[key] := action[key]`; an omitted value clears the key (§5.2, §5.7)."""
+
+    def handler(state: State, action: Action, ctx: Ctx) -> State:
+        value = action.get(key)
+        if value is not None:
+            return {**state, key: value}
+        if key not in state:
+            return state
+        return {k: v for k, v in state.items() if k != key}
+
+    handler.__name__ = f"set_or_clear_{key}"
+    return handler
+
+
+HANDLERS: dict[str, Handler] = {
+    **turns.HANDLERS,
+    "chat/responsePart": response_parts.response_part,
+    "chat/delta": response_parts.delta,
+    "chat/reasoning": response_parts.reasoning,
+    **tool_calls.HANDLERS,
+    **pending_messages.HANDLERS,
+    **input_requests.HANDLERS,
+    "chat/activityChanged": _set_or_clear("activity"),
+    "chat/draftChanged": _set_or_clear("draft"),
+    "chat/workingDirectorySet": directory_set,
+    "chat/workingDirectoryRemoved": directory_removed,
+}

@@ -1,0 +1,15 @@
+"""Resource-watch channel reducer (`ahp-resource-watch:/<id>`, REDUCERS.md §6.4).
+
+Change events are consumed from the action stream, not stored: the state never changes.
+"""
+
+from __future__ import annotations
+
+from .profile import Action, Ctx, Handler, State
+
+
+def changed(state: State, action: Action, ctx: Ctx) -> State:
+    return state
+
+
+HANDLERS: dict[str, Handler] = {"resourceWatch/changed": changed}

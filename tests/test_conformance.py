@@ -1,0 +1,82 @@
+"""The reference model against the upstream fixtures (INV-009), by spec folder.
+
+Needs $AHP_SPEC_DIR (the 0.7.0 folder); 0.6.0 and `later` are read from beside it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.conformance import profile_for, run, run_reducer_fixture
+from harness.reference import Model, Profile
+from harness.spec.specdir import SpecDir
+
+from .conftest import sibling_spec
+
+
+def _failures(results: list) -> list[str]:
+    return [f"{r.family} {r.name}: {r.problems[:3]}" for r in results if not r.passed]
+
+
+def test_pinned_folder_is_detected_as_main_after_0_7_0(spec_dir: SpecDir) -> None:
+    # The 0.7.0 folder is upstream main just after the 0.7.0 release: its CHANGELOG has an
+    # Unreleased 0.8.0 heading, and fixtures 225, 261 and 262 already encode the 0.8.0
+    # InputNeeded rule (REDUCERS.md §7b row 10). The model runs it with that rule on.
+    profile, why = profile_for(spec_dir)
+    assert profile == Profile.named("0.7.0-main")
+    assert profile.version == (0, 7, 0) and not profile.client_execution_blocks
+    assert "pending" in why
+
+
+def test_all_0_7_0_fixtures_pass(spec_dir: SpecDir) -> None:
+    profile, _ = profile_for(spec_dir)
+    results = run(spec_dir, profile)
+    reducers = [r for r in results if r.family.startswith("reducer:")]
+    assert len(reducers) == 249
+    assert len(results) - len(reducers) == 39
+    assert _failures(results) == []
+
+
+def test_exec_rule_fixtures_fail_without_the_0_8_rule(spec_dir: SpecDir) -> None:
+    # Proof that the switch is real: released 0.7.0 (every inputNeeded entry counts) fails
+    # exactly the three row-10 fixtures of the 0.7.0 folder.
+    results = run(spec_dir, Profile.named("0.7.0"))
+    failed = sorted(r.name for r in results if not r.passed)
+    assert failed == [
+        "225-session-inputneededset-replaces-existing",
+        "261-session-inputneededset-client-execution-keeps-inprogress",
+        "262-session-inputneededremoved-client-execution-remains-inprogress",
+    ]
+
+
+def test_all_0_6_0_fixtures_pass_under_0_6_0() -> None:
+    spec = sibling_spec("0.6.0")
+    profile, _ = profile_for(spec)
+    assert profile == Profile.named("0.6.0")
+    results = run(spec, profile)
+    assert len([r for r in results if r.family.startswith("reducer:")]) == 232
+    assert _failures(results) == []
+
+
+def test_0_7_0_fixtures_that_discriminate_versions_fail_under_0_6_0(spec_dir: SpecDir) -> None:
+    # REDUCERS.md §7b.4: the 0.6.0 reducers fail 12 of the 0.7.0 fixtures. The model under the
+    # 0.6.0 profile must fail the same ones, minus 220 (a content-less delta: 0.6.0 appended the
+    # text "undefined", which the model deliberately does not reproduce — the payload is
+    # schema-invalid in 0.6.0).
+    results = run(spec_dir, Profile.named("0.6.0"))
+    failed = {r.name.split("-")[0] + ("wd" if "workingdirectory" in r.name else "") for r in results if not r.passed}
+    assert failed == {"241wd", "242wd", "244wd", "247wd", "248wd", "250wd", "225", "261", "262", "257", "260"}
+
+
+@pytest.mark.parametrize(
+    ("profile", "expect_pass"),
+    [("0.8.0-c840a57", {"267", "270"}), ("0.8.0", {"267"})],
+)
+def test_replace_fixtures_from_later(profile: str, expect_pass: set[str]) -> None:
+    # Fixture 270 (proposal commit c840a57) moves an earlier duplicate to the target position;
+    # released 0.8.0 fixed that ("retains an earlier duplicate replacement so a later replacement
+    # cannot move a protected primary"). Both rules are modelled; 270 passes only under the draft.
+    spec = sibling_spec("later")
+    model = Model(Profile.named(profile))
+    results = {fx.name[:3]: run_reducer_fixture(fx, model) for fx in spec.reducer_fixtures()}
+    assert {k for k, r in results.items() if r.passed} == expect_pass
