@@ -16,9 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.diff import json_diff
-from harness.reference import MalformedAction, Model, Profile
-from harness.reference import codec
-from harness.spec.specdir import ReducerFixture, RoundTripFixture, SpecDir, SpecDirError, strip_nulls
+from harness.reference import MalformedAction, Model, Profile, codec
+from harness.spec.specdir import (
+    ReducerFixture,
+    RoundTripFixture,
+    SpecDir,
+    SpecDirError,
+    strip_nulls,
+)
 from harness.spec.versions import format_version
 
 FIXTURE_NOW_MS = 9999

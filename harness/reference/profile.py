@@ -15,6 +15,7 @@ State = dict[str, Any]
 Action = Mapping[str, Any]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_PINNED: Version = parse_version(PINNED_VERSION)
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Profile:
     `toolClientExecution` do not count).
     """
 
-    version: Version = parse_version(PINNED_VERSION)
+    version: Version = _PINNED
     client_execution_blocks: bool = True
     #: `session/workingDirectoryReplaced` when `replacement` already sits before `directory`:
     #: True = released 0.8.0 (the earlier entry keeps its place, so index 0 cannot move);
