@@ -41,27 +41,29 @@ def _silent(_: str) -> None:
 
 
 class Model:
-    """The reference reducers bound to one profile (cheap to call in a hot loop)."""
+    """The reference reducers bound to one profile (cheap to call in a hot loop).
+
+    The per-kind tables are filtered once by the profile's version, so a type introduced later
+    than the negotiated version is simply not in the table (an unknown action, a no-op).
+    """
 
     def __init__(self, profile: Profile = DEFAULT_PROFILE, warn: Callable[[str], None] = _silent):
         self.profile = profile
         self.warn = warn
-        self._ctx_cache: dict[int, Ctx] = {}
+        self._tables = {
+            kind: {t: h for t, h in table.items() if is_known_to(t, profile.version)}
+            for kind, table in TABLES.items()
+        }
 
     def handler(self, kind: str, action: Any) -> Handler | None:
         """The handler that would apply `action` to state kind `kind`, or None for a no-op type."""
-        table = TABLES.get(kind)
+        table = self._tables.get(kind)
         if table is None:
             raise ValueError(f"unknown state kind {kind!r} (want one of {', '.join(TABLES)})")
         if not isinstance(action, Mapping):
             return None
         t = action.get("type")
-        if not isinstance(t, str):
-            return None
-        h = table.get(t)
-        if h is None or not is_known_to(t, self.profile.version):
-            return None
-        return h
+        return table.get(t) if isinstance(t, str) else None
 
     def reduce(self, kind: str, state: State, action: Any, now_ms: int) -> State:
         h = self.handler(kind, action)
@@ -69,13 +71,8 @@ class Model:
             t = action.get("type") if isinstance(action, Mapping) else type(action).__name__
             self.warn(f"{kind} reducer: ignoring unknown action type {t!r}")
             return state
-        ctx = self._ctx_cache.get(now_ms)
-        if ctx is None:
-            if len(self._ctx_cache) > 64:
-                self._ctx_cache.clear()
-            ctx = self._ctx_cache[now_ms] = Ctx(now_ms=now_ms, profile=self.profile, warn=self.warn)
         try:
-            return h(state, action, ctx)
+            return h(state, action, Ctx(now_ms, self.profile, self.warn))
         except (KeyError, TypeError, AttributeError, IndexError) as e:
             raise MalformedAction(
                 f"{action.get('type')}: payload or state not of the schema shape ({type(e).__name__}: {e})"

@@ -6,7 +6,8 @@ single slot replaced regardless of id.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 from .profile import Action, Ctx, Handler, State
 
@@ -53,7 +54,10 @@ def _set_queued(state: State, entry: dict[str, Any]) -> State:
     return {**state, QUEUE: [*queue, entry]}
 
 
-_SETTERS: dict[str, Any] = {"steering": _set_steering, "queued": _set_queued}
+_SETTERS: Final[Mapping[str, Callable[[State, dict[str, Any]], State]]] = {
+    "steering": _set_steering,
+    "queued": _set_queued,
+}
 
 
 def pending_message_set(state: State, action: Action, ctx: Ctx) -> State:
@@ -81,7 +85,10 @@ def _remove_queued(state: State, message_id: Any) -> State:
     return _with_queue(state, remaining)
 
 
-_REMOVERS: dict[str, Any] = {"steering": _remove_steering, "queued": _remove_queued}
+_REMOVERS: Final[Mapping[str, Callable[[State, Any], State]]] = {
+    "steering": _remove_steering,
+    "queued": _remove_queued,
+}
 
 
 def pending_message_removed(state: State, action: Action, ctx: Ctx) -> State:

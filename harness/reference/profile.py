@@ -86,7 +86,7 @@ NAMED_PROFILES: dict[str, Profile] = {
 _log = logging.getLogger("harness.reference")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ctx:
     """Everything a reducer may read besides state and action: the injected clock and profile."""
 
