@@ -1,0 +1,64 @@
+"""Replay a finding exactly: same profile, initial state, actions and clock values.
+
+The trace goes through the same `Stepper` the fuzz engine uses, so the same checks judge it. A
+finding *reproduces* when its invariant fires again at some step of the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.diff import json_diff
+from harness.invariants.base import Violation
+from harness.reference import Model, Profile
+from harness.targets.base import Target
+
+from .finding import Finding
+
+
+@dataclass
+class ReplayResult:
+    reproduced: bool
+    step: int | None  # index of the first step where the finding's invariant fired
+    violations: list[tuple[int, Violation]] = field(default_factory=list)  # everything that fired
+    diff: list[str] = field(default_factory=list)  # expected vs observed at that step, if any
+
+    def summary(self, finding: Finding) -> str:
+        if self.reproduced:
+            return f"reproduced: {finding.invariant} fires at step {self.step}"
+        others = sorted({v.invariant for _, v in self.violations})
+        extra = f" (other checks fired: {', '.join(others)})" if others else ""
+        return f"did not reproduce: {finding.invariant} does not fire{extra}"
+
+
+def replay(finding: Finding, target: Target, *, target_is_model: bool = False) -> ReplayResult:
+    from harness.engine.stepper import Stepper  # engine builds on corpus types; import late
+
+    model = Model(Profile.named(finding.profile))
+    session = target.session(finding.kind, finding.initial)
+    stepper = Stepper(
+        kind=finding.kind,
+        state=finding.initial,
+        model=model,
+        session=session,
+        target=target,
+        target_is_model=target_is_model,
+        probe_every=1,
+    )
+    fired: list[tuple[int, Violation]] = []
+    hit: int | None = None
+    diff: list[str] = []
+    try:
+        for i, step in enumerate(finding.steps):
+            result = stepper.step(step.action, step.now_ms)
+            fired += [(i, v) for v in result.violations]
+            if hit is None and any(v.invariant == finding.invariant for v in result.violations):
+                hit = i
+                if result.expected is not None and result.observed is not None:
+                    diff = json_diff(result.expected, result.observed)
+                break
+            if result.observed is None:  # the target failed on this step: nothing further to run
+                break
+    finally:
+        session.close()
+    return ReplayResult(hit is not None, hit, fired, diff)

@@ -1,0 +1,51 @@
+"""Where findings live: a directory of finding files, written atomically and de-duplicated."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from .finding import Finding, load_finding
+
+
+class CorpusStore:
+    """A folder of findings. `save` is atomic (temp file + rename) and skips known signatures."""
+
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self._signatures: set[str] | None = None
+
+    def signatures(self) -> set[str]:
+        if self._signatures is None:
+            self._signatures = {f.signature for _, f in self.findings()}
+        return self._signatures
+
+    def findings(self) -> Iterator[tuple[Path, Finding]]:
+        if not self.directory.is_dir():
+            return
+        for p in sorted(self.directory.glob("*.json")):
+            yield p, load_finding(p)
+
+    def save(self, finding: Finding) -> tuple[Path, bool]:
+        """Write `finding`; returns (path, written). An existing signature is not written again."""
+        path = self.directory / finding.file_name
+        sigs = self.signatures()
+        if finding.signature in sigs:
+            return path, False
+        self.directory.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(finding.to_json(path), indent=2, ensure_ascii=False) + "\n"
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        sigs.add(finding.signature)
+        return path, True

@@ -1,0 +1,76 @@
+"""The engine's event stream. The engine emits; consumers (console, corpus writer, report
+writers) subscribe. The engine never imports a consumer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.corpus.finding import Finding
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    target: str
+    profile: str
+    seed: int
+    budget_s: float | None
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Progress:
+    elapsed_s: float
+    examples: int
+    steps: int
+    findings: int
+    known: int
+    chunk: int
+
+
+@dataclass(frozen=True)
+class FindingFound:
+    finding: Finding
+    reproduced: bool  # the saved trace was replayed once and failed the same way
+
+
+@dataclass(frozen=True)
+class KnownSeen:
+    """A `known` invariant fired (an upstream spec violation the reference model reproduces)."""
+
+    invariant: str
+    kind: str
+    message: str
+    known_issue: str | None
+    first: bool  # first time in this run for (invariant, kind)
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    elapsed_s: float
+    examples: int
+    steps: int
+    findings: list[Finding]
+    known_counts: dict[str, int]
+    coverage: dict[str, dict[str, int]] = field(default_factory=dict)  # action type -> {"sent", "changed"}
+    stopped_because: str = "budget"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Event = RunStarted | Progress | FindingFound | KnownSeen | RunFinished
+Sink = Callable[[Event], None]
+
+
+class EventBus:
+    """Fan an event out to every subscribed consumer, in subscription order."""
+
+    def __init__(self, *sinks: Sink):
+        self._sinks = list(sinks)
+
+    def subscribe(self, sink: Sink) -> None:
+        self._sinks.append(sink)
+
+    def emit(self, event: Event) -> None:
+        for sink in self._sinks:
+            sink(event)

@@ -1,0 +1,29 @@
+"""What the engine draws from: the project's Hypothesis strategies, behind three names.
+
+Keeping the engine's view of generation this narrow lets the machines stay independent of how
+`strategies/` is organised.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+import strategies as gen
+from harness.reference import Profile
+
+
+def initial_states(kind: str, profile: Profile) -> st.SearchStrategy[dict[str, Any]]:
+    """Valid starting states of `kind` (schema-consistent, often already populated)."""
+    return gen.states(kind, profile)
+
+
+def state_aware_actions(kind: str, state: dict[str, Any], profile: Profile) -> st.SearchStrategy[Any]:
+    """Actions for `kind` that refer to what `state` holds, with a share of stale/near-miss ids."""
+    return gen.actions_for(kind, state, profile)
+
+
+def adversarial_actions(kind: str, profile: Profile) -> st.SearchStrategy[Any]:
+    """Unknown/near-miss types, missing/extra fields, wrong JSON types, later-version actions."""
+    return gen.adversarial_actions(kind, profile)

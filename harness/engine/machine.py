@@ -1,0 +1,152 @@
+"""The Hypothesis state machine that drives generated sequences through model and target.
+
+One machine run = one channel: it draws a state kind and an initial state, then a sequence of
+state-aware actions (with a share of adversarial ones), stepping model and target together via
+`Stepper`. A non-`known` violation raises `FindingFailure`; Hypothesis shrinks the sequence and
+re-runs the minimal one last, which the `Recorder` keeps.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import event, target
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+from harness.corpus.finding import TraceStep
+from harness.invariants.base import Violation
+from harness.reference import Model
+from harness.targets.base import Target
+
+from . import generation
+from .stepper import Stepper, StepResult
+
+
+@dataclass
+class Trace:
+    kind: str
+    initial: dict[str, Any]
+    steps: list[TraceStep] = field(default_factory=list)
+
+
+class FindingFailure(AssertionError):
+    """A step broke an invariant (or the target failed): Hypothesis shrinks the run that raised it."""
+
+    def __init__(self, violation: Violation, result: StepResult, trace: Trace):
+        super().__init__(f"{violation.invariant} [{violation.severity}] {violation.message}")
+        self.violation = violation
+        self.result = result
+        self.trace = trace
+
+
+@dataclass
+class Recorder:
+    """Shared between the campaign and its machines: the latest trace, counters, known hits."""
+
+    on_known: Callable[[Violation, str], None] = lambda v, kind: None
+    suppressed: set[tuple[str, str]] = field(default_factory=set)  # (invariant, kind) already reported
+    last_trace: Trace | None = None
+    examples: int = 0
+    steps: int = 0
+    sent: Counter[str] = field(default_factory=Counter)
+    changed: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class MachineConfig:
+    model: Model
+    target: Target
+    target_is_model: bool
+    kinds: tuple[str, ...]
+    recorder: Recorder
+    adversarial_percent: int = 10
+    probe_every: int = 1
+    max_delay_ms: int = 5_000
+
+
+def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
+    """A fresh machine class bound to `config` (no global state)."""
+    profile = config.model.profile
+    rec = config.recorder
+
+    class DifferentialMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stepper: Stepper | None = None
+            self.trace: Trace | None = None
+            self.now_ms = 1_000
+
+        @initialize(data=st.data())
+        def start(self, data: st.DataObject) -> None:
+            kind = data.draw(st.sampled_from(config.kinds), label="kind")
+            initial = data.draw(generation.initial_states(kind, profile), label="initial")
+            session = config.target.session(kind, initial)
+            self.stepper = Stepper(
+                kind=kind,
+                state=initial,
+                model=config.model,
+                session=session,
+                target=config.target,
+                target_is_model=config.target_is_model,
+                probe_every=config.probe_every,
+            )
+            self.trace = rec.last_trace = Trace(kind, initial)
+            rec.examples += 1
+            event(f"kind {kind}")
+
+        @rule(data=st.data())
+        def step(self, data: st.DataObject) -> None:
+            stepper, trace = self.stepper, self.trace
+            assert stepper is not None and trace is not None
+            kind = stepper.kind
+            adversarial = data.draw(st.integers(0, 99), label="dice") < config.adversarial_percent
+            if adversarial:
+                action = data.draw(generation.adversarial_actions(kind, profile), label="adversarial")
+            else:
+                action = data.draw(
+                    generation.state_aware_actions(kind, stepper.reference, profile), label="action"
+                )
+            self.now_ms += data.draw(st.integers(0, config.max_delay_ms), label="delay_ms")
+            trace.steps.append(TraceStep(action, self.now_ms))
+            before = stepper.reference
+            result = stepper.step(action, self.now_ms)
+            rec.steps += 1
+            atype = action.get("type") if isinstance(action, dict) else None
+            label = atype if isinstance(atype, str) else f"<{type(action).__name__}>"
+            rec.sent[label] += 1
+            if result.expected is not None and result.expected is not before:
+                rec.changed[label] += 1
+                event(f"changed {label}")
+            if result.malformed:
+                event("malformed action (probe)")
+            target(float(_depth(stepper.reference)), label="state depth")
+            for v in result.violations:
+                if v.severity == "known":
+                    config.recorder.on_known(v, kind)
+                    continue
+                if (v.invariant, kind) in rec.suppressed:
+                    continue
+                raise FindingFailure(v, result, trace)
+
+        def teardown(self) -> None:
+            if self.stepper is not None:
+                self.stepper.session.close()
+
+    return DifferentialMachine
+
+
+def _depth(state: dict[str, Any]) -> int:
+    """A cheap 'how deep is this state' measure for `target()`: turns, parts and list entries."""
+    n = 0
+    for v in state.values():
+        if isinstance(v, list):
+            n += len(v)
+        elif isinstance(v, dict):
+            parts = v.get("responseParts")
+            if isinstance(parts, list):
+                n += len(parts)
+    return n

@@ -1,0 +1,122 @@
+"""Differential stepping: one action through the reference model and a target, then the checks.
+
+The same `Stepper` serves the fuzz machines and `replay`, so a replayed finding is judged by
+exactly the rules that found it.
+
+Per step:
+1. the reference model reduces the action. If it reports the payload malformed (schema-invalid:
+   the spec leaves reducer behaviour unspecified) the step is a *probe*: the target gets it
+   statelessly, must answer without crashing or hanging, and neither state moves;
+2. otherwise the target's session steps it; an error, crash or hang is a finding;
+3. the invariant registry checks the step, comparing with the model's result when the target is
+   not the model itself (divergence), and — every `probe_every` steps — runs the probe checks
+   that call the target's reducer again (purity, determinism, clock confinement, …).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.invariants.base import Step, Violation
+from harness.invariants.registry import check_step
+from harness.reference import MalformedAction, Model, Profile
+from harness.targets.base import Target, TargetCrashed, TargetError, TargetSession, TargetTimeout
+
+State = dict[str, Any]
+
+#: Pseudo-invariants for target failures (they are not in the spec catalogue).
+TARGET_CRASH = "TARGET-CRASH"
+TARGET_TIMEOUT = "TARGET-TIMEOUT"
+TARGET_ERROR = "TARGET-ERROR"
+
+
+def target_failure(e: TargetError, *, malformed: bool) -> Violation | None:
+    """The finding a target error amounts to (None: an acceptable rejection of malformed input)."""
+    if isinstance(e, TargetTimeout):
+        return Violation(TARGET_TIMEOUT, "violation", f"target hung: {e}")
+    if isinstance(e, TargetCrashed):
+        return Violation(TARGET_CRASH, "violation", f"target crashed: {e}")
+    if malformed:
+        return None  # rejecting a schema-invalid payload is allowed
+    return Violation(
+        TARGET_ERROR,
+        "violation",
+        f"target raised on a step the reference model applies (INV-004/INV-006 totality): {e}",
+    )
+
+
+@dataclass
+class StepResult:
+    violations: list[Violation]
+    malformed: bool  # the action was schema-invalid: a probe step, no state change
+    expected: State | None  # reference model's state after the step
+    observed: State | None  # target's state after the step (None after a target failure)
+    error: str | None = None
+
+
+@dataclass
+class Stepper:
+    kind: str
+    state: State  # the target's current state
+    model: Model
+    session: TargetSession
+    target: Target
+    #: True when the target is the in-process reference model itself (no divergence check).
+    target_is_model: bool = False
+    probe_every: int = 1
+    steps_taken: int = 0
+    reference: State = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.reference = self.state
+
+    @property
+    def profile(self) -> Profile:
+        return self.model.profile
+
+    def _probe_reducer(self) -> Callable[[str, State, State, int], State]:
+        if self.target_is_model:
+            return self.model.reduce
+        return self.target.reduce
+
+    def step(self, action: Any, now_ms: int) -> StepResult:
+        self.steps_taken += 1
+        before = self.state
+        try:
+            expected: State | None = self.model.reduce(self.kind, self.reference, action, now_ms)
+            malformed = False
+        except MalformedAction:
+            expected, malformed = None, True
+        if malformed:
+            return self._probe_malformed(before, action, now_ms)
+        try:
+            observed = self.session.step(action, now_ms)
+        except TargetError as e:
+            v = target_failure(e, malformed=False)
+            return StepResult([v] if v else [], False, expected, None, str(e))
+        assert expected is not None
+        probes = self.probe_every > 0 and self.steps_taken % self.probe_every == 0
+        step = Step(
+            kind=self.kind,
+            before=before,
+            action=action,
+            after=observed,
+            now_ms=now_ms,
+            profile=self.profile,
+            reference_after=None if self.target_is_model else expected,
+        )
+        violations = check_step(step, reducer=self._probe_reducer() if probes else None, probes=probes)
+        self.state, self.reference = observed, expected
+        return StepResult(violations, False, expected, observed)
+
+    def _probe_malformed(self, before: State, action: Any, now_ms: int) -> StepResult:
+        if self.target_is_model:
+            return StepResult([], True, None, before)
+        try:
+            self.target.reduce(self.kind, before, action, now_ms)
+        except TargetError as e:
+            v = target_failure(e, malformed=True)
+            return StepResult([v] if v else [], True, None, before, str(e))
+        return StepResult([], True, None, before)
