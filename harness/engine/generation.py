@@ -10,20 +10,21 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-import strategies as gen
 from harness.reference import Profile
+from strategies import actions as gen_actions
+from strategies import states as gen_states
 
 
 def initial_states(kind: str, profile: Profile) -> st.SearchStrategy[dict[str, Any]]:
     """Valid starting states of `kind` (schema-consistent, often already populated)."""
-    return gen.states(kind, profile)
+    return gen_states.states(kind)
 
 
 def state_aware_actions(kind: str, state: dict[str, Any], profile: Profile) -> st.SearchStrategy[Any]:
     """Actions for `kind` that refer to what `state` holds, with a share of stale/near-miss ids."""
-    return gen.actions_for(kind, state, profile)
+    return gen_actions.actions_for(kind, state, profile)
 
 
 def adversarial_actions(kind: str, profile: Profile) -> st.SearchStrategy[Any]:
     """Unknown/near-miss types, missing/extra fields, wrong JSON types, later-version actions."""
-    return gen.adversarial_actions(kind, profile)
+    return gen_actions.adversarial_actions(kind, profile)

@@ -79,6 +79,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
             self.stepper: Stepper | None = None
             self.trace: Trace | None = None
             self.now_ms = 1_000
+            self.max_depth = 0
 
         @initialize(data=st.data())
         def start(self, data: st.DataObject) -> None:
@@ -123,7 +124,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 event(f"changed {label}")
             if result.malformed:
                 event("malformed action (probe)")
-            target(float(_depth(stepper.reference)), label="state depth")
+            self.max_depth = max(self.max_depth, _depth(stepper.reference))
             for v in result.violations:
                 if v.severity == "known":
                     config.recorder.on_known(v, kind)
@@ -133,6 +134,8 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 raise FindingFailure(v, result, trace)
 
         def teardown(self) -> None:
+            # Coverage-guided search climbs towards deeper states (HypoFuzz-style target()).
+            target(float(self.max_depth), label="state depth")
             if self.stepper is not None:
                 self.stepper.session.close()
 
