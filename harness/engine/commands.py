@@ -58,13 +58,14 @@ def run_command(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     out = Path(args.out) if args.out else Path("reports") / f"run-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
     target = _open(args.target, profile, args.timeout)
+    is_model = args.target.strip() == "reference"
     findings = FindingWriter(out / "findings")
     report = JsonReport(out / "report.json", findings, ["ahp-fuzz", *sys.argv[1:]])
     bus = EventBus(ConsoleReporter(quiet=args.quiet), findings, report, JunitReport(out / "junit.xml"))
     config = RunConfig(
         target=target,
         target_spec=args.target,
-        target_is_model=args.target.strip() == "reference",
+        target_is_model=is_model,
         profile=profile,
         seed=seed,
         budget_s=budget,
@@ -72,7 +73,7 @@ def run_command(args: argparse.Namespace) -> int:
         chunk_examples=args.chunk,
         kinds=kinds,
         adversarial_percent=args.adversarial,
-        probe_every=args.probe_every,
+        probe_every=args.probe_every if args.probe_every is not None else (1 if is_model else 25),
         max_findings=args.max_findings,
         database=Path(args.database) if args.database else None,
     )
@@ -141,8 +142,10 @@ def register(sub: Any) -> None:
     p.add_argument("--chunk", type=int, default=25, help="sequences per seed chunk (default 25)")
     p.add_argument("--adversarial", type=int, default=10, metavar="PCT",
                    help="percentage of adversarial actions (default 10)")
-    p.add_argument("--probe-every", type=int, default=1, metavar="N",
-                   help="run probe checks (purity, determinism, …) every N steps; 0 = never (default 1)")
+    p.add_argument("--probe-every", type=int, metavar="N",
+                   help="run probe checks (purity, determinism, …) every N steps; 0 = never "
+                   "(default: 1 for the reference model, 25 for other targets, whose probes cost a "
+                   "full-state round trip)")
     p.add_argument("--max-findings", type=int, help="stop after this many findings")
     p.add_argument("--timeout", type=float, default=5.0, help="per-step target timeout in seconds (default 5)")
     p.add_argument("--out", help="output folder (default: reports/run-<time>-seed<seed>)")
