@@ -47,11 +47,21 @@ class Model:
     than the negotiated version is simply not in the table (an unknown action, a no-op).
     """
 
-    def __init__(self, profile: Profile = DEFAULT_PROFILE, warn: Callable[[str], None] = _silent):
+    def __init__(
+        self,
+        profile: Profile = DEFAULT_PROFILE,
+        warn: Callable[[str], None] = _silent,
+        overrides: Mapping[str, Handler] | None = None,
+    ):
+        """`overrides` replaces handlers by action type (how mutants of the model are built)."""
         self.profile = profile
         self.warn = warn
         self._tables = {
-            kind: {t: h for t, h in table.items() if is_known_to(t, profile.version)}
+            kind: {
+                t: (overrides or {}).get(t, h)
+                for t, h in table.items()
+                if is_known_to(t, profile.version)
+            }
             for kind, table in TABLES.items()
         }
 
@@ -73,7 +83,7 @@ class Model:
             return state
         try:
             return h(state, action, Ctx(now_ms, self.profile, self.warn))
-        except (KeyError, TypeError, AttributeError, IndexError) as e:
+        except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
             raise MalformedAction(
                 f"{action.get('type')}: payload or state not of the schema shape ({type(e).__name__}: {e})"
             ) from e

@@ -1,0 +1,187 @@
+"""JSON helpers shared by the checks: absent-aware equality, readable paths and short values.
+
+"Equal" in the catalogue means deep equality after dropping `None`-valued (absent) keys on both
+sides (REDUCERS.md §1). `same` takes the fast path first (identity, then `==`) and normalizes only
+when that fails, so checks stay cheap on the common, unchanged paths.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+Path = tuple[str | int, ...]
+
+
+def normalize(value: Any) -> Any:
+    """Drop every `None`-valued dict key, recursively (absent == null)."""
+    if isinstance(value, dict):
+        return {k: normalize(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [normalize(v) for v in value]
+    return value
+
+
+def same(a: Any, b: Any) -> bool:
+    """Deep equality with absent == `None` (identity and `==` first)."""
+    if a is b:
+        return True
+    if a == b:
+        return True
+    return bool(normalize(a) == normalize(b))
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Strict JSON equality with absent == `None`: `true` differs from `1`, `1` equals `1.0`.
+
+    A single walk that stops at the first difference and skips shared subtrees by identity.
+    """
+    if a is b:
+        return True
+    if isinstance(a, dict):
+        if not isinstance(b, dict):
+            return False
+        for k, v in a.items():
+            if v is None:
+                if b.get(k) is not None:
+                    return False
+            elif k not in b or not json_equal(v, b[k]):
+                return False
+        return all(v is None or k in a for k, v in b.items())
+    if isinstance(a, list):
+        return (
+            isinstance(b, list)
+            and len(a) == len(b)
+            and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
+def same_except(a: Mapping[str, Any], b: Mapping[str, Any], ignore: frozenset[str]) -> bool:
+    """`same` on two dicts, ignoring the top-level keys in `ignore`."""
+    if a is b:
+        return True
+    keys = (set(a) | set(b)) - ignore
+    return all(same(a.get(k), b.get(k)) for k in keys)
+
+
+def get(value: Any, *path: str | int) -> Any:
+    """Follow `path` through dicts and lists; None when any step is missing."""
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(value, list) or not -len(value) <= step < len(value):
+                return None
+            value = value[step]
+        else:
+            if not isinstance(value, dict):
+                return None
+            value = value.get(step)
+    return value
+
+
+def fmt_path(path: Path) -> str:
+    """`('turns', 0, 'id')` -> `turns[0].id`; the empty path is `<root>`."""
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+    return out or "<root>"
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A compact JSON rendering of `value`, cut at `limit` characters; `<absent>` for None."""
+    if value is None:
+        return "<absent>"
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+def diff_paths(a: Any, b: Any, path: Path = ()) -> Iterator[tuple[Path, Any, Any]]:
+    """Yield `(path, a_value, b_value)` where the two JSON values differ, depth first.
+
+    Compares after dropping absent keys; `true` and `1` differ (JSON types), `1` and `1.0` do not.
+    A list that differs in length is reported at the first index that differs, with `None`
+    standing for a missing element.
+    """
+    if a is b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            va, vb = a.get(k), b.get(k)
+            if va is None and vb is None:
+                continue
+            yield from diff_paths(va, vb, (*path, k))
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            va = a[i] if i < len(a) else None
+            vb = b[i] if i < len(b) else None
+            if i >= len(a) or i >= len(b):
+                yield (*path, i), va, vb
+                return
+            yield from diff_paths(va, vb, (*path, i))
+        return
+    if _kind(a) != _kind(b) or a != b:
+        yield path, a, b
+
+
+def first_diffs(a: Any, b: Any, limit: int = 3) -> list[tuple[Path, Any, Any]]:
+    out: list[tuple[Path, Any, Any]] = []
+    for d in diff_paths(a, b):
+        out.append(d)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def describe_diffs(a: Any, b: Any, *, left: str, right: str, limit: int = 3) -> str:
+    """`path: left=… right=…; …` for the first `limit` differences (empty when equal)."""
+    parts = [
+        f"{fmt_path(p)}: {left}={short(va)} {right}={short(vb)}"
+        for p, va, vb in first_diffs(a, b, limit)
+    ]
+    return "; ".join(parts)
+
+
+def fresh(value: Any) -> Any:
+    """A copy of a JSON value for a probe call: new dicts and lists all the way down.
+
+    Much cheaper than `copy.deepcopy` (no memo, scalars shared): probes hand the target a fresh
+    copy per call, so a reducer that mutates its inputs cannot corrupt the recorded step.
+    """
+    t = type(value)
+    if t is dict:
+        return {k: fresh(v) for k, v in value.items()}
+    if t is list:
+        return [fresh(v) for v in value]
+    return value
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` when it is a list, else `[]` (states after adversarial steps may hold anything)."""
+    return value if isinstance(value, list) else []
+
+
+def hkey(value: Any) -> Any:
+    """A hashable key for any JSON value (ids in malformed states may be objects or lists)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return canonical(value)
+
+
+def canonical(value: Any) -> str:
+    """A stable text key for a JSON value (for multiset comparisons)."""
+    return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"))
