@@ -27,9 +27,13 @@ class FindingFormatError(ValueError):
 class TraceStep:
     action: Any  # usually a dict; adversarial steps may carry any JSON
     now_ms: int
+    probe: bool = False  # an adversarial action sent statelessly (no state moves)
 
     def to_json(self) -> dict[str, Any]:
-        return {"action": self.action, "nowMs": self.now_ms}
+        out: dict[str, Any] = {"action": self.action, "nowMs": self.now_ms}
+        if self.probe:
+            out["probe"] = True
+        return out
 
 
 @dataclass
@@ -111,7 +115,7 @@ class Finding:
                 target=data.get("target", "reference"),
                 kind=data["kind"],
                 initial=data["initial"],
-                steps=[TraceStep(s["action"], int(s["nowMs"])) for s in data["steps"]],
+                steps=[TraceStep(s["action"], int(s["nowMs"]), bool(s.get("probe"))) for s in data["steps"]],
                 failing_step=int(data["failingStep"]),
                 expected=data.get("expected"),
                 observed=data.get("observed"),

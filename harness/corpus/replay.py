@@ -7,6 +7,7 @@ finding *reproduces* when its invariant fires again at some step of the trace.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.diff import json_diff
 from harness.invariants.base import Violation
@@ -22,6 +23,10 @@ class ReplayResult:
     step: int | None  # index of the first step where the finding's invariant fired
     violations: list[tuple[int, Violation]] = field(default_factory=list)  # everything that fired
     diff: list[str] = field(default_factory=list)  # expected vs observed at that step, if any
+    malformed: int = 0  # steps the reference model found schema-invalid (probes)
+    expected: Any = None  # reference state after the hit step
+    observed: Any = None  # target state (or error text) after the hit step
+    message: str = ""  # the invariant's message at the hit step
 
     def summary(self, finding: Finding) -> str:
         if self.reproduced:
@@ -48,12 +53,23 @@ def replay(finding: Finding, target: Target, *, target_is_model: bool = False) -
     fired: list[tuple[int, Violation]] = []
     hit: int | None = None
     diff: list[str] = []
+    malformed = 0
+    expected: Any = None
+    observed: Any = None
+    message = ""
     try:
         for i, step in enumerate(finding.steps):
-            result = stepper.step(step.action, step.now_ms)
+            if step.probe:
+                result = stepper.probe(step.action, step.now_ms)
+            else:
+                result = stepper.step(step.action, step.now_ms)
             fired += [(i, v) for v in result.violations]
-            if hit is None and any(v.invariant == finding.invariant for v in result.violations):
-                hit = i
+            malformed += result.malformed and not step.probe
+            match = next((v for v in result.violations if v.invariant == finding.invariant), None)
+            if match is not None:
+                hit, message = i, match.message
+                expected = result.expected
+                observed = result.observed if result.observed is not None else result.error
                 if result.expected is not None and result.observed is not None:
                     diff = json_diff(result.expected, result.observed)
                 break
@@ -61,4 +77,4 @@ def replay(finding: Finding, target: Target, *, target_is_model: bool = False) -
                 break
     finally:
         session.close()
-    return ReplayResult(hit is not None, hit, fired, diff)
+    return ReplayResult(hit is not None, hit, fired, diff, malformed, expected, observed, message)

@@ -3,9 +3,9 @@
 Each chunk runs `chunk_examples` machine runs under a seed derived from the run's seed and the
 chunk number, so a run is reproducible given its seed and the number of chunks it completed
 (and in a fixed-size run such as the pytest tier, fully deterministic). When a chunk finds a
-failure, Hypothesis has already shrunk it; the campaign turns the minimal trace into a
-`Finding`, replays it once to confirm, hands it to the event stream (the corpus writer saves it
-at once), suppresses that invariant for that state kind, and goes on.
+failure, the campaign turns the trace into a `Finding`, minimises it with the trace shrinker
+(bounded by `shrink_budget_s`), replays it once to confirm, hands it to the event stream (the
+corpus writer saves it at once), suppresses that invariant for that state kind, and goes on.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from harness.targets.base import Target
 
 from .events import EventBus, FindingFound, KnownSeen, Progress, RunFinished, RunStarted
 from .machine import FindingFailure, MachineConfig, Recorder, build_machine
+from .shrink import TraceShrinker
 
 #: Chat first: Hypothesis shrinks a sampled kind towards the first entry.
 DEFAULT_KINDS: tuple[str, ...] = ("chat", "session", "terminal", "changeset", "annotations", "root", "resourceWatch")
@@ -51,6 +52,7 @@ class RunConfig:
     probe_every: int = 1
     max_findings: int | None = None
     database: Path | None = None  # a shared Hypothesis example database (an accelerator only)
+    shrink_budget_s: float = 10.0  # time the trace shrinker may spend per finding
 
 
 @dataclass
@@ -120,13 +122,21 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
             derandomize=False,
             report_multiple_bugs=False,
             verbosity=Verbosity.quiet,
-            phases=[Phase.reuse, Phase.generate, Phase.shrink] if database else [Phase.generate, Phase.shrink],
+            # Hypothesis finds; the trace shrinker (engine/shrink.py) minimises, bounded in time.
+            phases=[Phase.reuse, Phase.generate] if database else [Phase.generate],
             suppress_health_check=list(HealthCheck),
         )
         try:
             run_state_machine_as_test(seed(chunk_seed(config.seed, chunk))(machine), settings=run_settings)
         except FindingFailure as failure:
-            finding = _finding_from(failure, config, chunk)
+            found = _finding_from(failure, config, chunk)
+            shrinker = TraceShrinker(
+                config.target, target_is_model=config.target_is_model, budget_s=config.shrink_budget_s
+            )
+            finding = shrinker.shrink(found)
+            finding.extra["shrink"] = {
+                "stepsFound": len(found.steps), "stepsShrunk": len(finding.steps), "replays": shrinker.attempts,
+            }
             reproduced = replay(finding, config.target, target_is_model=config.target_is_model).reproduced
             if not reproduced:
                 finding.extra["flaky"] = True

@@ -2,8 +2,8 @@
 
 One machine run = one channel: it draws a state kind and an initial state, then a sequence of
 state-aware actions (with a share of adversarial ones), stepping model and target together via
-`Stepper`. A non-`known` violation raises `FindingFailure`; Hypothesis shrinks the sequence and
-re-runs the minimal one last, which the `Recorder` keeps.
+`Stepper`. A non-`known` violation raises `FindingFailure`, which carries the trace; the campaign
+minimises it with the trace shrinker.
 """
 
 from __future__ import annotations
@@ -112,18 +112,18 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                     generation.state_aware_actions(kind, stepper.reference, profile), label="action"
                 )
             self.now_ms += data.draw(st.integers(0, config.max_delay_ms), label="delay_ms")
-            trace.steps.append(TraceStep(action, self.now_ms))
+            trace.steps.append(TraceStep(action, self.now_ms, probe=adversarial))
             before = stepper.reference
-            result = stepper.step(action, self.now_ms)
+            result = stepper.probe(action, self.now_ms) if adversarial else stepper.step(action, self.now_ms)
             rec.steps += 1
             atype = action.get("type") if isinstance(action, dict) else None
             label = atype if isinstance(atype, str) else f"<{type(action).__name__}>"
             rec.sent[label] += 1
-            if result.expected is not None and result.expected is not before:
+            if not adversarial and result.expected is not None and result.expected is not before:
                 rec.changed[label] += 1
                 event(f"changed {label}")
-            if result.malformed:
-                event("malformed action (probe)")
+            if adversarial:
+                event("adversarial action (probe)")
             self.max_depth = max(self.max_depth, _depth(stepper.reference))
             for v in result.violations:
                 if v.severity == "known":

@@ -111,6 +111,29 @@ class Stepper:
         self.state, self.reference = observed, expected
         return StepResult(violations, False, expected, observed)
 
+    def probe(self, action: Any, now_ms: int) -> StepResult:
+        """An adversarial action, sent statelessly: neither the model's nor the target's state moves.
+
+        The target must answer without crashing or hanging. When the model does not know the
+        action type at all (unknown, foreign family, newer than the profile: INV-004/INV-005),
+        the target's answer is checked like a step — it must leave the state unchanged. For a
+        known type with a malformed or unexpected payload the spec says nothing more.
+        """
+        self.steps_taken += 1
+        before = self.state
+        if self.model.handler(self.kind, action) is not None:
+            return self._probe_malformed(before, action, now_ms)
+        if self.target_is_model:
+            observed = self.model.reduce(self.kind, before, action, now_ms)
+        else:
+            try:
+                observed = self.target.reduce(self.kind, before, action, now_ms)
+            except TargetError as e:
+                v = target_failure(e, malformed=False)
+                return StepResult([v] if v else [], True, None, None, str(e))
+        step = Step(self.kind, before, action, observed, now_ms, self.profile, reference_after=None if self.target_is_model else before)
+        return StepResult(check_step(step), True, before, observed)
+
     def _probe_malformed(self, before: State, action: Any, now_ms: int) -> StepResult:
         if self.target_is_model:
             return StepResult([], True, None, before)

@@ -1,0 +1,174 @@
+"""Trace shrinking: minimise a failing trace by replaying candidate traces.
+
+Hypothesis finds the failure (generation, coverage events, targeting); this module makes it
+small. It works on the recorded JSON trace, so it behaves the same on every target and costs
+only replays (no strategy construction), and it is bounded by a time budget and an attempt cap,
+so a long run never stalls in a shrink. A candidate is kept when the finding's invariant still
+fires and no more steps are malformed than before.
+
+Passes, repeated until none makes progress:
+1. drop everything after the failing step;
+2. delete runs of steps (ddmin: halves, quarters, … single steps);
+3. delete list items and optional keys of the initial state (required keys, and keys of
+   objects whose shape is not listed in `harness.spec.shapes`, are kept, so the state stays
+   loadable by typed decoders), then keys and list items of each action (largest first; the
+   reference model rejecting a smaller action as malformed rejects the candidate).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from harness.corpus.finding import Finding, TraceStep
+from harness.corpus.replay import ReplayResult, replay
+from harness.spec.shapes import ACTIVE_TURN_REQUIRED, STATE_REQUIRED, TURN_REQUIRED
+from harness.targets.base import Target
+
+
+class TraceShrinker:
+    def __init__(
+        self,
+        target: Target,
+        *,
+        target_is_model: bool,
+        budget_s: float = 10.0,
+        max_attempts: int = 2_000,
+    ):
+        self.target = target
+        self.target_is_model = target_is_model
+        self.budget_s = budget_s
+        self.max_attempts = max_attempts
+        self.attempts = 0
+        self._deadline = 0.0
+
+    def _out_of_budget(self) -> bool:
+        return self.attempts >= self.max_attempts or time.monotonic() >= self._deadline
+
+    def _check(self, candidate: Finding, malformed_limit: int) -> ReplayResult | None:
+        self.attempts += 1
+        try:
+            result = replay(candidate, self.target, target_is_model=self.target_is_model)
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not result.reproduced or result.malformed > malformed_limit:
+            return None
+        return result
+
+    def shrink(self, finding: Finding) -> Finding:
+        self._deadline = time.monotonic() + self.budget_s
+        base = self._check(finding, len(finding.steps))
+        if base is None or base.step is None:
+            return finding  # does not reproduce: leave it as found (marked flaky by the caller)
+        best = _cut(finding, base)
+        limit = base.malformed
+        progress = True
+        while progress and not self._out_of_budget():
+            progress = False
+            for candidate in self._candidates(best):
+                if self._out_of_budget():
+                    break
+                result = self._check(candidate, limit)
+                if result is not None and result.step is not None:
+                    best = _cut(candidate, result)
+                    limit = min(limit, result.malformed)
+                    progress = True
+                    break
+        return best
+
+    def _candidates(self, f: Finding) -> Iterator[Finding]:
+        yield from _step_deletions(f)
+        for path, smaller in _smaller_values(f.initial, removable=_state_key_rule(f.kind)):
+            yield replace(f, initial=smaller, extra={**f.extra, "_shrunk": path})
+        for i, step in enumerate(f.steps):
+            if not isinstance(step.action, dict):
+                continue
+            for _, smaller in _smaller_values(step.action):
+                steps = list(f.steps)
+                steps[i] = TraceStep(smaller, step.now_ms, step.probe)
+                yield replace(f, steps=steps)
+
+
+def _cut(f: Finding, result: ReplayResult) -> Finding:
+    """Drop the steps after the one where the invariant fired; record expected/observed there."""
+    assert result.step is not None
+    extra = {k: v for k, v in f.extra.items() if k != "_shrunk"}
+    return replace(
+        f,
+        steps=f.steps[: result.step + 1],
+        failing_step=result.step,
+        expected=result.expected,
+        observed=result.observed,
+        message=result.message or f.message,
+        extra=extra,
+    )
+
+
+def _step_deletions(f: Finding) -> Iterator[Finding]:
+    n = len(f.steps)
+    size = n // 2
+    while size >= 1:
+        for start in range(0, n - size + 1, size):
+            # never delete the failing (last) step itself
+            if start + size >= n:
+                continue
+            yield replace(f, steps=f.steps[:start] + f.steps[start + size :])
+        size //= 2
+
+
+KeyRule = Callable[[str, str], bool]  # (path of the dict, key) -> may the key be deleted?
+
+
+def _state_key_rule(kind: str) -> KeyRule:
+    top = STATE_REQUIRED.get(kind, frozenset())
+
+    def removable(path: str, key: str) -> bool:
+        if path == "":
+            return key not in top
+        if path == ".activeTurn":
+            return key not in ACTIVE_TURN_REQUIRED
+        if _TURN_PATH.fullmatch(path):
+            return key not in TURN_REQUIRED
+        return False
+
+    return removable
+
+
+def _action_key_rule(path: str, key: str) -> bool:
+    return not (path == "" and key == "type")
+
+
+_TURN_PATH = re.compile(r"\.turns\[\d+\]")
+
+
+def _smaller_values(value: Any, removable: KeyRule = _action_key_rule) -> Iterator[tuple[str, Any]]:
+    """Copies of `value` each with one dict key or one list item removed, biggest first."""
+    options: list[tuple[int, str, Callable[[], Any]]] = []
+
+    def walk(v: Any, path: str, rebuild: Callable[[Any], Any]) -> None:
+        if isinstance(v, dict):
+            for k in v:
+                if removable(path, k):
+                    options.append(
+                        (
+                            len(repr(v[k])),
+                            f"{path}.{k}",
+                            lambda v=v, k=k, rebuild=rebuild: rebuild({x: y for x, y in v.items() if x != k}),
+                        )
+                    )
+                walk(v[k], f"{path}.{k}", lambda new, v=v, k=k, rebuild=rebuild: rebuild({**v, k: new}))
+        elif isinstance(v, list):
+            for i, item in enumerate(v):
+                size = len(repr(item))
+                options.append(
+                    (size, f"{path}[{i}]", lambda v=v, i=i, rebuild=rebuild: rebuild(v[:i] + v[i + 1 :]))
+                )
+                walk(item, f"{path}[{i}]", lambda new, v=v, i=i, rebuild=rebuild: rebuild([*v[:i], new, *v[i + 1 :]]))
+
+    walk(value, "", lambda new: new)
+    options.sort(key=lambda o: -o[0])
+    for _, path, make in options:
+        yield path, make()

@@ -1,0 +1,122 @@
+"""The engine: stepping, the campaign loop, findings, replay — in process (fast tier)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.corpus.finding import Finding, TraceStep, load_finding
+from harness.corpus.replay import replay
+from harness.corpus.store import CorpusStore
+from harness.engine.campaign import RunConfig, run_campaign
+from harness.engine.events import Event, EventBus, FindingFound, RunFinished
+from harness.engine.stepper import TARGET_ERROR, Stepper
+from harness.reference import Model, Profile
+from harness.report.writers import FindingWriter, JsonReport
+from harness.targets.reference import ReferenceTarget
+
+from . import mutants
+
+P = Profile.named("0.7.0")
+T0 = "2026-01-01T00:00:00.000Z"
+
+
+def _chat() -> dict:
+    return {"resource": "ahp-chat:/c", "title": "t", "status": 1, "modifiedAt": T0, "turns": []}
+
+
+def _turn_started(tid: str = "t1") -> dict:
+    return {"type": "chat/turnStarted", "turnId": tid, "startedAt": T0,
+            "message": {"text": "hi", "origin": {"kind": "user"}}}
+
+
+def _stepper(target: ReferenceTarget, *, is_model: bool) -> Stepper:
+    return Stepper("chat", _chat(), Model(P), target.session("chat", _chat()), target, target_is_model=is_model)
+
+
+def test_stepper_against_the_model_itself_reports_nothing() -> None:
+    s = _stepper(ReferenceTarget(P), is_model=True)
+    r = s.step(_turn_started(), 5)
+    assert r.violations == [] and r.observed is not None and r.observed["activeTurn"]["id"] == "t1"
+
+
+def test_stepper_reports_divergence_from_a_broken_target() -> None:
+    broken = ReferenceTarget(P, model=mutants.turn_started_keeps_read(P))
+    s = Stepper("chat", {**_chat(), "status": 33}, Model(P), broken.session("chat", {**_chat(), "status": 33}), broken)
+    r = s.step(_turn_started(), 5)
+    assert any(v.severity == "divergence" for v in r.violations), r.violations
+
+
+def test_malformed_action_is_a_probe_that_moves_no_state() -> None:
+    s = _stepper(ReferenceTarget(P), is_model=False)
+    r = s.step({"type": "chat/turnStarted"}, 5)  # no turnId: schema-invalid
+    assert r.malformed and r.violations == [] and s.state == _chat()
+
+
+def test_target_raising_on_unknown_type_is_a_finding() -> None:
+    class Raising(ReferenceTarget):
+        def reduce(self, kind, state, action, now_ms):  # type: ignore[no-untyped-def]
+            from harness.targets.base import TargetError
+
+            raise TargetError("boom")
+
+    s = _stepper(Raising(P), is_model=False)
+    r = s.probe({"type": "future/newAction"}, 5)
+    assert [v.invariant for v in r.violations] == [TARGET_ERROR]
+
+
+def _run(target: ReferenceTarget, *, is_model: bool, kinds: tuple[str, ...], chunks: int, seed: int = 7,
+         max_findings: int | None = None) -> tuple[list[Event], list[Finding]]:
+    events: list[Event] = []
+    config = RunConfig(target=target, target_spec="reference" if is_model else "test:mutant",
+                       target_is_model=is_model, profile=P, seed=seed, budget_s=None, max_chunks=chunks,
+                       chunk_examples=10, max_steps=25, kinds=kinds, max_findings=max_findings)
+    summary = run_campaign(config, EventBus(events.append))
+    return events, summary.findings
+
+
+@pytest.mark.fuzz
+def test_reference_campaign_is_clean_and_deterministic() -> None:
+    a, fa = _run(ReferenceTarget(P), is_model=True, kinds=("chat", "session", "changeset"), chunks=2)
+    b, fb = _run(ReferenceTarget(P), is_model=True, kinds=("chat", "session", "changeset"), chunks=2)
+    assert fa == [] and fb == []
+    done_a = next(e for e in a if isinstance(e, RunFinished))
+    done_b = next(e for e in b if isinstance(e, RunFinished))
+    assert done_a.steps > 100
+    assert (done_a.steps, done_a.coverage) == (done_b.steps, done_b.coverage)
+
+
+@pytest.mark.fuzz
+def test_campaign_finds_a_seeded_bug_shrinks_it_and_replays_it(tmp_path: Path) -> None:
+    broken = ReferenceTarget(P, model=mutants.directory_set_duplicates(P))
+    events, findings = _run(broken, is_model=False, kinds=("session",), chunks=20, max_findings=1)
+    assert len(findings) == 1
+    f = findings[0]
+    found = next(e for e in events if isinstance(e, FindingFound))
+    assert found.reproduced
+    # Shrunk: the failing step is a directory Set, and the trace is short.
+    assert f.steps[f.failing_step].action["type"] == "session/workingDirectorySet"
+    assert len(f.steps) <= 4
+    # The file round-trips and replays: still failing on the mutant, clean on the reference.
+    path, written = CorpusStore(tmp_path).save(f)
+    assert written and not CorpusStore(tmp_path).save(f)[1]  # de-duplicated by signature
+    loaded = load_finding(path)
+    assert replay(loaded, broken).reproduced
+    assert not replay(loaded, ReferenceTarget(P), target_is_model=True).reproduced
+
+
+def test_finding_file_is_written_at_once_and_report_lists_it(tmp_path: Path) -> None:
+    f = Finding("INV-029", "violation", "dirs", "dup", "0.7.0", "reference", "session",
+                {"provider": "p", "title": "t", "status": 1, "lifecycle": "ready", "activeClients": [], "chats": []},
+                [TraceStep({"type": "session/workingDirectorySet", "directory": "file:///a"}, 1)], 0)
+    writer = FindingWriter(tmp_path / "findings")
+    report = JsonReport(tmp_path / "report.json", writer)
+    bus = EventBus(writer, report)
+    bus.emit(FindingFound(f, True))
+    saved = list((tmp_path / "findings").glob("*.json"))
+    assert [p.name for p in saved] == [f.file_name]
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["status"] == "running" and data["findings"][0]["signature"] == f.signature
+    assert data["findings"][0]["replay"].startswith("ahp-fuzz replay ")
