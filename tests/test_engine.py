@@ -120,3 +120,12 @@ def test_finding_file_is_written_at_once_and_report_lists_it(tmp_path: Path) -> 
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["status"] == "running" and data["findings"][0]["signature"] == f.signature
     assert data["findings"][0]["replay"].startswith("ahp-fuzz replay ")
+
+
+def test_foreign_action_probe_does_not_trigger_the_other_familys_checks() -> None:
+    # Regression: a `session/workingDirectorySet` probe on a chat channel once tripped the
+    # session directory-set check (INV-029), although the chat reducer ignores it (INV-005).
+    s = _stepper(ReferenceTarget(P), is_model=True)
+    s.step({"type": "chat/workingDirectorySet", "directory": "file:///repo-a"}, 1)
+    assert s.probe({"type": "session/workingDirectorySet"}, 2).violations == []
+    assert s.probe({"type": "session/workingDirectorySet", "directory": "file:///repo-a"}, 3).violations == []

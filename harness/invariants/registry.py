@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType, ModuleType
 
-from harness.spec.versions import Version, is_known_to
+from harness.spec.versions import Version, is_known_to, kind_of
 
 from . import annotations as annotation_checks
 from . import (
@@ -111,8 +111,11 @@ def _plan(registry: Mapping[str, Invariant], kind: str) -> _Plan:
     checkable = [i for i in registry.values() if i.check is not None and kind in i.kinds]
     typed: dict[str, list[Invariant]] = {}
     for inv in checkable:
+        # An action-scoped check looks only at actions of this kind's own family: a foreign
+        # action (INV-005) is a no-op for this reducer, whatever the check would say of it.
         for t in sorted(inv.actions or ()):
-            typed.setdefault(t, []).append(inv)
+            if kind_of(t) == kind:
+                typed.setdefault(t, []).append(inv)
     return _Plan(
         every=tuple(i for i in checkable if i.actions is None and not i.probe),
         every_probes=tuple(i for i in checkable if i.actions is None and i.probe),

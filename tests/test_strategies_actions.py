@@ -1,0 +1,229 @@
+"""State-aware and adversarial action strategies do what they are for."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.reference import MalformedAction, Profile, reduce
+from harness.spec.versions import ACTION_INTRODUCED_IN, KINDS, action_types, kind_of
+from strategies import actions as act
+from strategies import initial_states
+from strategies.actions import ActionContext, actions_for, valid_actions
+from strategies.messages import TOOL_CALL_STATUSES, response_parts, tool_calls
+from strategies.states import chat_states
+
+_SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+
+
+def _collect(strategy: st.SearchStrategy[Any], n: int) -> list[Any]:
+    out: list[Any] = []
+
+    @settings(max_examples=n, suppress_health_check=_SUPPRESS, deadline=None)
+    @given(strategy)
+    def draw(x: Any) -> None:
+        out.append(x)
+
+    draw()
+    return out
+
+
+def _with_parts(
+    parts: st.SearchStrategy[list[dict[str, Any]]],
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Chat states whose active turn holds `parts` (built, not filtered: filters are slow)."""
+    return st.builds(
+        lambda s, ps: {**s, "activeTurn": {**s["activeTurn"], "responseParts": ps}},
+        chat_states(active=True),
+        parts,
+    )
+
+
+def _chat_with_markdown() -> st.SearchStrategy[dict[str, Any]]:
+    return _with_parts(
+        st.lists(response_parts(("markdown", "reasoning", "contentRef")), max_size=3).map(
+            lambda ps: [*ps, {"kind": "markdown", "id": "p2", "content": "x"}]
+        )
+    )
+
+
+def test_state_aware_actions_name_what_is_in_the_state() -> None:
+    pairs = _collect(
+        _chat_with_markdown().flatmap(
+            lambda s: actions_for("chat", s, types=["chat/delta"]).map(lambda a: (s, a))
+        ),
+        80,
+    )
+    hits = 0
+    for s, a in pairs:
+        markdown = {p["id"] for p in s["activeTurn"]["responseParts"] if p["kind"] == "markdown"}
+        hits += a["turnId"] == s["activeTurn"]["id"] and a["partId"] in markdown
+    share = hits / len(pairs)
+    assert 0.7 <= share < 1.0, share  # mostly real ids, with a small share of stale/near misses
+
+
+def test_stale_share_is_small_and_controllable() -> None:
+    def draws(ctx: ActionContext) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        return _collect(
+            chat_states(active=True).flatmap(
+                lambda s: actions_for("chat", s, types=["chat/usage"], context=ctx).map(
+                    lambda a: (s, a)
+                )
+            ),
+            50,
+        )
+
+    default = [a["turnId"] == s["activeTurn"]["id"] for s, a in draws(ActionContext())]
+    never = [a["turnId"] == s["activeTurn"]["id"] for s, a in draws(ActionContext(stale=0.0))]
+    always = [a["turnId"] == s["activeTurn"]["id"] for s, a in draws(ActionContext(stale=1.0))]
+    assert all(never) and not any(always)
+    assert 0.8 <= sum(default) / len(default) < 1.0
+
+
+def _changed_share(kind: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> float:
+    changed = 0
+    for s, a in pairs:
+        with contextlib.suppress(MalformedAction):
+            changed += reduce(kind, s, a, now_ms=9999) != s
+    return changed / len(pairs)
+
+
+@pytest.mark.parametrize("kind", ["chat", "session", "annotations"])
+def test_state_aware_changes_state_far_more_often(kind: str) -> None:
+    states = initial_states(kind)
+    aware = _collect(states.flatmap(lambda s: actions_for(kind, s).map(lambda a: (s, a))), 50)
+    blind = _collect(states.flatmap(lambda s: valid_actions(kind).map(lambda a: (s, a))), 50)
+    assert _changed_share(kind, aware) >= _changed_share(kind, blind) + 0.15
+
+
+def test_tool_call_actions_target_the_status_they_need() -> None:
+    want = {
+        "chat/toolCallConfirmed": {"pending-confirmation"},
+        "chat/toolCallResultConfirmed": {"pending-result-confirmation"},
+        "chat/toolCallAuthResolved": {"auth-required"},
+        "chat/toolCallContentChanged": {"running"},
+    }
+    calls = st.lists(st.sampled_from(TOOL_CALL_STATUSES), min_size=2, max_size=4).flatmap(
+        lambda statuses: st.tuples(*(tool_calls(x) for x in statuses))
+    )
+    parts = calls.map(
+        lambda tcs: [
+            {"kind": "toolCall", "toolCall": {**tc, "toolCallId": f"tc{i}"}}
+            for i, tc in enumerate(tcs)
+        ]
+    )
+    state = _with_parts(parts)
+    pairs = _collect(
+        state.flatmap(lambda s: actions_for("chat", s, types=list(want)).map(lambda a: (s, a))), 50
+    )
+    on_target = 0
+    for s, a in pairs:
+        statuses = {
+            p["toolCall"]["toolCallId"]: p["toolCall"]["status"]
+            for p in s["activeTurn"]["responseParts"]
+            if p["kind"] == "toolCall"
+        }
+        on_target += statuses.get(a["toolCallId"]) in want[a["type"]]
+    assert on_target / len(pairs) >= 0.5
+
+
+def test_profile_gates_action_types() -> None:
+    session = {
+        "provider": "p",
+        "title": "t",
+        "status": 1,
+        "lifecycle": "ready",
+        "activeClients": [],
+        "chats": [],
+        "workingDirectories": ["file:///a"],
+    }
+    replaced = ["session/workingDirectoryReplaced"]
+    with pytest.raises(ValueError, match="no session action type known"):
+        actions_for("session", session, types=replaced)
+    drawn = _collect(
+        actions_for("session", session, Profile.for_version("0.8.0"), types=replaced), 10
+    )
+    assert {a["type"] for a in drawn} == set(replaced)
+    old = _collect(actions_for("session", session, Profile.for_version("0.6.0")), 60)
+    assert not any(a["type"].startswith("session/workingDirectory") for a in old)
+
+
+def test_directory_actions_include_equivalent_spellings() -> None:
+    session = {
+        "provider": "p",
+        "title": "t",
+        "status": 1,
+        "lifecycle": "ready",
+        "activeClients": [],
+        "chats": [],
+        "workingDirectories": ["file:///repo-a", "file:///C:/src/app"],
+    }
+    drawn = _collect(
+        actions_for(
+            "session",
+            session,
+            types=["session/workingDirectorySet", "session/workingDirectoryRemoved"],
+        ),
+        150,
+    )
+    from strategies.uris import DIRECTORIES
+
+    assert any(a["directory"] not in DIRECTORIES for a in drawn)  # some spelling outside the pool
+    assert any(
+        a["type"] == "session/workingDirectoryRemoved"
+        and a["directory"] in session["workingDirectories"]
+        for a in drawn
+    )
+
+
+def test_required_fields_table_covers_every_known_type() -> None:
+    assert set(act.REQUIRED_FIELDS) == set(ACTION_INTRODUCED_IN)
+    assert set(action_types("0.8.0")) == {t for k in KINDS for t in act.BUILDERS[k]}
+
+
+@pytest.mark.parametrize("action_type", sorted(ACTION_INTRODUCED_IN))
+def test_near_miss_types_are_never_real(action_type: str) -> None:
+    misses = act.near_miss_types(action_type)
+    assert misses and not set(misses) & set(ACTION_INTRODUCED_IN)
+    assert (
+        action_type.lower() in {m.lower().strip().rstrip("/").lstrip("/") for m in misses}
+        or len(misses) > 5
+    )
+
+
+def test_adversarial_shapes() -> None:
+    assert act.json_depth(act.nested_value(100)) == 100
+    assert act.json_depth({"a": [1, {"b": []}]}) == 4
+    missing = _collect(act.missing_field_actions("chat"), 30)
+    assert all(act.missing_required(a, a["type"]) for a in missing if "type" in a)
+    wrong = _collect(act.wrong_type_actions("session"), 30)
+    assert all(kind_of(a["type"]) == "session" for a in wrong if isinstance(a.get("type"), str))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_reference_model_survives_adversarial_actions(kind: str) -> None:
+    """Adversarial input must give a state or a `MalformedAction`, never another exception."""
+
+    @settings(max_examples=30, suppress_health_check=_SUPPRESS, deadline=None)
+    @given(initial_states(kind), act.adversarial_actions(kind))
+    def check(state: dict[str, Any], action: dict[str, Any]) -> None:
+        with contextlib.suppress(MalformedAction):
+            reduce(kind, state, action, now_ms=9999)
+
+    check()
+
+
+def test_response_parts_cover_every_kind() -> None:
+    kinds = {p["kind"] for p in _collect(response_parts(), 80)}
+    assert kinds == {
+        "markdown",
+        "reasoning",
+        "contentRef",
+        "toolCall",
+        "systemNotification",
+        "inputRequest",
+    }
