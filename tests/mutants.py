@@ -247,3 +247,8 @@ MUTANTS: dict[str, tuple[str, str, str]] = {
     "directory_removed_to_absent": ("session", "0.7.0", "emptied directory list becomes absent"),
     "replace_moves_primary": ("session", "0.8.0", "replace moves an earlier duplicate (moves index 0)"),
 }
+
+#: Defects the generators reach too rarely to find within the CI budget today (measured with
+#: seed 1: not found in 60 s, or found only after ~40 s). They run in the slow tier with a
+#: longer budget; each is a generator weakness to fix, not a blind spot to hide.
+HARD: frozenset[str] = frozenset({"reorder_drops_unnamed", "confirm_from_any_status", "replace_moves_primary"})

@@ -117,7 +117,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
             result = stepper.probe(action, self.now_ms) if adversarial else stepper.step(action, self.now_ms)
             rec.steps += 1
             atype = action.get("type") if isinstance(action, dict) else None
-            label = atype if isinstance(atype, str) else f"<{type(action).__name__}>"
+            label = "<adversarial>" if adversarial else atype if isinstance(atype, str) else "<untyped>"
             rec.sent[label] += 1
             if not adversarial and result.expected is not None and result.expected is not before:
                 rec.changed[label] += 1
