@@ -15,17 +15,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workloads import initial_states, mixed  # noqa: E402
+from workloads import initial_states, mixed
 
-from harness.reference import Model, Profile  # noqa: E402
+from harness.reference import Model, Profile
 
 
 def run_once(model: Model, steps: list) -> tuple[float, dict]:
     states = initial_states()
     t0 = time.perf_counter()
-    now = 0
-    for kind, action in steps:
-        now += 1
+    for now, (kind, action) in enumerate(steps, start=1):
         states[kind] = model.reduce(kind, states[kind], action, now)
     return time.perf_counter() - t0, states
 
