@@ -211,9 +211,7 @@ def test_schema_strategies_are_cached_per_definition(schemas: SchemaSet) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name", sorted(HEAVY_DEFINITIONS - {"ReconnectSnapshotResult", "SubscribeResult"})
-)
+@pytest.mark.parametrize("name", sorted(HEAVY_DEFINITIONS))
 def test_heavy_schema_strategy_output_validates(schemas: SchemaSet, name: str) -> None:
     if name not in schemas.defs:
         pytest.skip(f"{name} not in this spec")
