@@ -40,11 +40,31 @@ def test_fuzzer_detects_mutant(name: str) -> None:
     _detect(name, BUDGET_S)
 
 
-@pytest.mark.slow
-@pytest.mark.fuzz
+@pytest.mark.slow  # not in `-m fuzz`: that tier stays bounded to minutes
 @pytest.mark.parametrize("name", sorted(HARD))
 def test_fuzzer_detects_hard_mutant(name: str) -> None:
     _detect(name, HARD_BUDGET_S)
+
+
+@pytest.mark.fuzz
+def test_reference_served_as_adapter_is_clean() -> None:
+    # No false positives through the adapter path: the unmodified model, served in a
+    # subprocess (fast form), fuzzed for a fixed number of sequences.
+    argv = [sys.executable, "-m", "harness.targets.reference_adapter"]
+    spec = "adapter:" + shlex.join(argv)
+    profile = Profile.named("0.7.0")
+    target = open_target(spec, profile=profile)
+    try:
+        config = RunConfig(
+            target=target, target_spec=spec, target_is_model=False, profile=profile, seed=2,
+            budget_s=None, max_chunks=2, chunk_examples=10, kinds=("chat", "session", "terminal"),
+            probe_every=5,
+        )
+        summary = run_campaign(config, EventBus())
+    finally:
+        target.close()
+    assert summary.steps > 100
+    assert summary.findings == [], [f.message for f in summary.findings]
 
 
 def test_mutation_set_is_broad() -> None:
