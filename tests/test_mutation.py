@@ -9,11 +9,13 @@ regression in detection; it is not part of a passing run's behaviour).
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from harness.corpus.finding import load_finding
 from harness.corpus.replay import replay
 from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.events import EventBus
@@ -36,14 +38,14 @@ def adapter_spec(name: str) -> str:
 
 @pytest.mark.fuzz
 @pytest.mark.parametrize("name", sorted(set(MUTANTS) - HARD))
-def test_fuzzer_detects_mutant(name: str) -> None:
-    _detect(name, BUDGET_S)
+def test_fuzzer_detects_mutant(name: str, tmp_path: Path) -> None:
+    _detect(name, BUDGET_S, tmp_path)
 
 
 @pytest.mark.slow  # not in `-m fuzz`: that tier stays bounded to minutes
 @pytest.mark.parametrize("name", sorted(HARD))
-def test_fuzzer_detects_hard_mutant(name: str) -> None:
-    _detect(name, HARD_BUDGET_S)
+def test_fuzzer_detects_hard_mutant(name: str, tmp_path: Path) -> None:
+    _detect(name, HARD_BUDGET_S, tmp_path)
 
 
 @pytest.mark.fuzz
@@ -76,20 +78,26 @@ def test_mutation_set_is_broad() -> None:
     assert len(ci) >= 10 and kinds == {"chat", "session"} and len(multiroot) >= 3
 
 
-def _detect(name: str, budget_s: float) -> None:
+def _detect(name: str, budget_s: float, tmp_path: Path) -> None:
+    # Each campaign runs as `ahp-fuzz run` in a fresh process: the CLI a user runs, and no
+    # state shared with the rest of the test session can change what the seed generates.
     kind, profile_name, defect = MUTANTS[name]
-    profile = Profile.named(profile_name)
     spec = adapter_spec(name)
+    out = tmp_path / name
+    cmd = [
+        sys.executable, "-m", "harness.cli", "run", "--target", spec, "--profile", profile_name,
+        "--kinds", kind, "--budget", f"{budget_s:g}s", "--max-findings", "1", "--seed", "1",
+        "--probe-every", "25", "--out", str(out), "--quiet",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget_s + 120)
+    assert proc.returncode == 1, f"{name} ({defect}) not detected in {budget_s:.0f}s:\n{proc.stderr[-2000:]}"
+    files = sorted((out / "findings").glob("*.json"))
+    assert len(files) == 1, proc.stderr[-2000:]
+    finding = load_finding(files[0])
+    assert not finding.extra.get("flaky"), finding.extra
+    profile = Profile.named(profile_name)
     target = open_target(spec, profile=profile)
     try:
-        config = RunConfig(
-            target=target, target_spec=spec, target_is_model=False, profile=profile, seed=1,
-            budget_s=budget_s, kinds=(kind,), max_findings=1, probe_every=25,
-        )
-        summary = run_campaign(config, EventBus())
-        assert summary.findings, f"{name} ({defect}) not detected in {budget_s:.0f}s"
-        finding = summary.findings[0]
-        assert not finding.extra.get("flaky"), finding.extra
         assert replay(finding, target).reproduced
     finally:
         target.close()
