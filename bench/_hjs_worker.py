@@ -13,7 +13,6 @@ import argparse
 import contextlib
 import json
 import time
-import traceback
 from typing import Any
 
 
@@ -29,7 +28,14 @@ def measure(schema: dict[str, Any], n: int, budget: float) -> dict[str, Any]:
     try:
         strategy = from_schema(schema)
 
-        @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, phases=[Phase.generate])
+        @settings(
+            max_examples=n,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            derandomize=True,
+            phases=[Phase.generate],
+        )
         @given(strategy)
         def run(value: Any) -> None:
             nonlocal invalid
@@ -42,12 +48,27 @@ def measure(schema: dict[str, Any], n: int, budget: float) -> dict[str, Any]:
         with contextlib.suppress(TimeoutError):
             run()
     except Exception as e:  # record why the engine cannot generate this definition
-        return {"ok": False, "examples": len(times), "error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}", "trace": traceback.format_exc(limit=3)[-400:]}
+        return {
+            "ok": False,
+            "examples": len(times),
+            "error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}",
+        }
     if not times:
         return {"ok": False, "examples": 0, "error": "no example"}
     first = times[0] - start
-    rate = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 and times[-1] > times[0] else None
-    return {"ok": True, "examples": len(times), "first_s": first, "rate": rate, "invalid": invalid, "error": None}
+    rate = (
+        (len(times) - 1) / (times[-1] - times[0])
+        if len(times) > 1 and times[-1] > times[0]
+        else None
+    )
+    return {
+        "ok": True,
+        "examples": len(times),
+        "first_s": first,
+        "rate": rate,
+        "invalid": invalid,
+        "error": None,
+    }
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """Strategy quality and schema-derived generation speed (a benchmark script, not a test).
 
     .venv/bin/python bench/bench_strategies.py --spec ../shared/ahp-spec/0.7.0 \
-        [--part changes|rates|all] [--states 40] [--actions 60] [--examples 20] [--budget 8] \
+        [--part changes|rates|all] [--states 40] [--per-state 5] [--examples 20] [--budget 8] \
         [--hjs-python /tmp/hjs-venv/bin/python ...] [--write]
 
 Part 1 — *does the action change the state?* For every 0.7.0 action type, over the same set of
@@ -23,8 +23,9 @@ the harness uses) and hypothesis-jsonschema in each `--hjs-python` interpreter (
 venv; it is not a project dependency). Each engine gets the definition's reachable `$defs`
 closure only.
 
-`--write` records the tables in `bench/results/strategies.md` and the raw numbers in
-`bench/results/strategies.json`.
+`--write` records the tables in `bench/results/strategies.md`; the raw numbers go to
+`reports/bench_strategies.json` (git-ignored), which also lets parts measured in separate runs
+be combined in one table file.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from strategies.sequences import action_sequences, fold
 from strategies.states import states as initial_states
 
 RESULTS = Path(__file__).parent / "results"
+RAW = Path(__file__).parent.parent / "reports" / "bench_strategies.json"
 _ALL_CHECKS = list(HealthCheck)
 
 
@@ -106,32 +108,44 @@ def _count_changes(
     targeted: list[bool],
     gens: dict[str, Callable[[dict[str, Any]], st.SearchStrategy[Any]]],
     counts: dict[str, list[int]],
+    per_state: int,
+) -> None:
+    """counts[g] = [changed, total, malformed, changed on targeted states, targeted total].
+
+    Every state of the pool gets the same number of draws (one short Hypothesis run per
+    state): drawing the state index inside one run would concentrate on a few states."""
+    for state, hit in zip(pool, targeted, strict=True):
+        _draw_on(kind, state, hit, gens, counts, per_state)
+
+
+def _draw_on(
+    kind: str,
+    state: dict[str, Any],
+    hit: bool,
+    gens: dict[str, Callable[[dict[str, Any]], st.SearchStrategy[Any]]],
+    counts: dict[str, list[int]],
     n: int,
 ) -> None:
-    """counts[g] = [changed, total, malformed, changed on targeted states, targeted total]."""
-
     @_settings(n)
     @given(st.data())
     def run(data: st.DataObject) -> None:
-        i = data.draw(st.integers(0, len(pool) - 1))
-        state = pool[i]
         for g, make in gens.items():
             action = data.draw(make(state))
             c = counts[g]
             c[1] += 1
-            c[4] += targeted[i]
+            c[4] += hit
             try:
                 changed = reduce(kind, state, action, now_ms=9999) != state
             except MalformedAction:
                 c[2] += 1
                 continue
             c[0] += changed
-            c[3] += changed and targeted[i]
+            c[3] += changed and hit
 
     run()
 
 
-def measure_changes(schemas: SchemaSet, n_states: int, n_actions: int) -> dict[str, dict[str, Any]]:
+def measure_changes(schemas: SchemaSet, n_states: int, per_state: int) -> dict[str, dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for kind in KINDS:
         t0 = time.perf_counter()
@@ -147,7 +161,7 @@ def measure_changes(schemas: SchemaSet, n_states: int, n_actions: int) -> dict[s
                 "pools": lambda s, t=t: action_of_type(t),
                 "schema": lambda s, t=t: schemas.action_strategy(t),
             }
-            _count_changes(kind, pool, targeted, gens, counts, n_actions)
+            _count_changes(kind, pool, targeted, gens, counts, per_state)
             rows[t] = {
                 g: {
                     "changed": c[0],
@@ -343,8 +357,8 @@ def render(raw: dict[str, Any]) -> str:
         md += [
             "## 1. Share of generated actions that change state (reference model, 0.7.0 profile)",
             "",
-            f"Machine: {c['machine']}. {c['states']} reachable states per kind; {c['actions']} "
-            "actions per type and generator, all drawn against the same states.",
+            f"Machine: {c['machine']}. {c['states']} reachable states per kind; {c['per_state']} "
+            "actions per state, type and generator (every generator draws against the same states).",
             "",
             changes_table(c["rows"], c["states"]),
             "",
@@ -375,7 +389,7 @@ def main() -> int:
     p.add_argument("--part", choices=("changes", "rates", "all"), default="all")
     p.add_argument("--states", type=int, default=40, help="reachable states per kind (part 1)")
     p.add_argument(
-        "--actions", type=int, default=60, help="actions per type and generator (part 1)"
+        "--per-state", type=int, default=5, help="actions per state, type and generator (part 1)"
     )
     p.add_argument("--examples", type=int, default=20, help="examples per definition (part 2)")
     p.add_argument(
@@ -402,11 +416,11 @@ def main() -> int:
     raw: dict[str, Any] = {}
     if args.part in ("changes", "all"):
         print("part 1: share of actions that change state", file=sys.stderr)
-        rows = measure_changes(schemas, args.states, args.actions)
+        rows = measure_changes(schemas, args.states, args.per_state)
         raw["changes"] = {
             "machine": machine,
             "states": args.states,
-            "actions": args.actions,
+            "per_state": args.per_state,
             "rows": rows,
         }
     if args.part in ("rates", "all"):
@@ -437,10 +451,10 @@ def main() -> int:
     print(render(raw))
     if args.write:
         RESULTS.mkdir(exist_ok=True)
-        path = RESULTS / "strategies.json"
-        merged = json.loads(path.read_text()) if path.is_file() else {}
+        RAW.parent.mkdir(exist_ok=True)
+        merged = json.loads(RAW.read_text()) if RAW.is_file() else {}
         merged.update(raw)  # parts measured in separate runs are kept
-        path.write_text(json.dumps(merged, indent=1, default=str) + "\n")
+        RAW.write_text(json.dumps(merged, separators=(",", ":"), default=str) + "\n")
         (RESULTS / "strategies.md").write_text(
             "# Strategy benchmark (generated by bench/bench_strategies.py --write)\n\n"
             + render(merged)

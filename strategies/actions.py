@@ -222,7 +222,7 @@ def _flag(status: Any, bit: int) -> bool:
 class _Chat:
     """Ids a chat action can refer to, read once from a `ChatState`."""
 
-    def __init__(self, s: Json):
+    def __init__(self, s: Json) -> None:
         t = s.get("activeTurn")
         self.active: Json | None = t if isinstance(t, dict) else None
         self.turn_id: str | None = self.active.get("id") if self.active else None
@@ -419,14 +419,29 @@ def _turn_started(s: Json, ctx: ActionContext) -> tuple[float, st.SearchStrategy
 
 
 def _stream(type_: str, attr: str) -> Builder:
+    kind = "markdown" if attr == "markdown" else "reasoning"
+
     def build(s: Json, ctx: ActionContext) -> tuple[float, st.SearchStrategy[Json]]:
         c = _Chat(s)
         ids = getattr(c, attr)
-        return (HOT if ids else COLD), obj(
+        # The reducer appends to the *first* part with that identifier, and only when it has the
+        # action's kind (REDUCERS.md §5.3); an id shadowed by an earlier part of another kind is
+        # a no-op target, drawn now and then on purpose.
+        first: dict[str, str] = {}
+        for p in c.parts:
+            ident = msg.part_identifier(p)
+            if ident is not None:
+                first.setdefault(ident, p.get("kind", ""))
+        live = [i for i in ids if first.get(i) == kind]
+        shadowed = [i for i in ids if first.get(i) != kind]
+        part_id = id_from(live or ids, PART_IDS, stale=ctx.stale)
+        if live and shadowed:
+            part_id = weighted([(0.85, part_id), (0.15, st.sampled_from(shadowed))])
+        return (HOT if live else COLD), obj(
             _act(
                 type_,
                 turnId=_turn_id(c, ctx),
-                partId=id_from(ids, PART_IDS, stale=ctx.stale),
+                partId=part_id,
                 content=st.sampled_from(("a", " more", "🙂", "\n")),
             ),
             {"_meta": meta()},
@@ -475,7 +490,9 @@ def _turn_end(type_: str) -> Builder:
         )
         if type_ == "chat/error":
             fields["error"] = msg.error_infos()
-        return (HOT * 0.5 if c.active else COLD), obj(fields, {"_meta": meta()})
+        # Turns should live long enough to accumulate parts and tool calls: the three turn-ending
+        # types together weigh less than one ordinary applicable type.
+        return (HOT * 0.25 if c.active else COLD), obj(fields, {"_meta": meta()})
 
     return build
 

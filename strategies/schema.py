@@ -88,7 +88,7 @@ UINT32_MAX: Final = 2**32 - 1
 class SchemaProblem(Exception):
     """The spec's schemas have a problem that cannot be repaired (a setup error, not a finding)."""
 
-    def __init__(self, issues: list[LintIssue]):
+    def __init__(self, issues: list[LintIssue]) -> None:
         self.issues = issues
         super().__init__("; ".join(i.render() for i in issues))
 
@@ -408,7 +408,7 @@ class SchemaSet:
 
     def __init__(
         self, docs: Mapping[str, Json], *, patched: bool = True, collections: bool = False
-    ):
+    ) -> None:
         missing = [n for n in SCHEMA_NAMES if n not in docs]
         self.report, repaired = lint(docs)
         if missing:

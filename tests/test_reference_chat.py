@@ -593,3 +593,18 @@ def test_draft_and_activity_cleared_when_omitted() -> None:
     after = run(state, {"type": "chat/draftChanged"}, {"type": "chat/activityChanged"})
     assert "draft" not in after and "activity" not in after
     assert after["modifiedAt"] == OLD_ISO
+
+
+def test_integral_float_status_is_a_bitset() -> None:
+    # JSON Schema's `integer` admits 8.0; the model treats it as the number it is.
+    from harness.reference import reduce
+
+    s = {"provider": "p", "title": "t", "status": 8.0, "lifecycle": "ready", "activeClients": [], "chats": []}
+    assert reduce("session", s, {"type": "session/isReadChanged", "isRead": True}, now_ms=1)["status"] == 40
+    c = {"resource": "ahp-chat:/c", "title": "t", "status": 33.0, "modifiedAt": "x", "turns": []}
+    started = reduce(
+        "chat", c,
+        {"type": "chat/turnStarted", "turnId": "t1", "startedAt": "x", "message": {"text": "hi"}},
+        now_ms=1,
+    )
+    assert started["status"] == 8

@@ -96,7 +96,7 @@ def _input_needed_status(status: int, entries: list[Any], ctx: Ctx) -> int:
         counting = any(e.get("kind") != "toolClientExecution" for e in entries)
     if counting:
         return st.with_activity(status, st.INPUT_NEEDED)
-    return status & ~st.INPUT_BIT
+    return st.bits(status) & ~st.INPUT_BIT
 
 
 def input_needed_set(state: State, action: Action, ctx: Ctx) -> State:

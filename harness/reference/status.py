@@ -16,14 +16,25 @@ INPUT_BIT: Final = 16  # bit 4 alone
 ACTIVITIES: Final = frozenset({IDLE, ERROR, IN_PROGRESS, INPUT_NEEDED})
 
 
-def with_activity(status: int, activity: int) -> int:
+def bits(status: int | float) -> int:
+    """The bitset as an int. JSON Schema's `integer` admits integral floats (8.0), which the
+    codec keeps as floats; the TypeScript reducers treat them as numbers, so the model does too.
+    A non-integral value is not a bitset and raises TypeError (a malformed state)."""
+    if isinstance(status, float):
+        if not status.is_integer():
+            raise TypeError(f"status {status!r} is not an integer")
+        return int(status)
+    return status
+
+
+def with_activity(status: int | float, activity: int) -> int:
     """Clear bits 0-4, then set `activity`; flags and unknown high bits are kept."""
-    return (status & ~ACTIVITY_MASK) | activity
+    return (bits(status) & ~ACTIVITY_MASK) | activity
 
 
-def set_flag(status: int, flag: int, on: bool) -> int:
-    return status | flag if on else status & ~flag
+def set_flag(status: int | float, flag: int, on: bool) -> int:
+    return bits(status) | flag if on else bits(status) & ~flag
 
 
-def activity_of(status: int) -> int:
-    return status & ACTIVITY_MASK
+def activity_of(status: int | float) -> int:
+    return bits(status) & ACTIVITY_MASK
