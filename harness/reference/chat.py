@@ -18,24 +18,9 @@ types newer than the profile never reach this table (the dispatcher filters them
 from __future__ import annotations
 
 from . import input_requests, pending_messages, response_parts, tool_calls, turns
-from .profile import Action, Ctx, Handler, State
+from .keyed import field_handler
+from .profile import Handler
 from .working_directories import directory_removed, directory_set
-
-
-def _set_or_clear(key: str) -> Handler:
-    """`state[key] := action[key]`; an omitted value clears the key (§5.2, §5.7)."""
-
-    def handler(state: State, action: Action, ctx: Ctx) -> State:
-        value = action.get(key)
-        if value is not None:
-            return {**state, key: value}
-        if key not in state:
-            return state
-        return {k: v for k, v in state.items() if k != key}
-
-    handler.__name__ = f"set_or_clear_{key}"
-    return handler
-
 
 HANDLERS: dict[str, Handler] = {
     **turns.HANDLERS,
@@ -45,8 +30,8 @@ HANDLERS: dict[str, Handler] = {
     **tool_calls.HANDLERS,
     **pending_messages.HANDLERS,
     **input_requests.HANDLERS,
-    "chat/activityChanged": _set_or_clear("activity"),
-    "chat/draftChanged": _set_or_clear("draft"),
+    "chat/activityChanged": field_handler("activity", clear_if_absent=True),
+    "chat/draftChanged": field_handler("draft", clear_if_absent=True),
     "chat/workingDirectorySet": directory_set,
     "chat/workingDirectoryRemoved": directory_removed,
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness.spec.versions import KIND_PREFIX, is_known_to
+from harness.spec.versions import is_known_to
 
 from . import annotations, changeset, chat, resource_watch, root, session, terminal
 from .profile import DEFAULT_PROFILE, Ctx, Handler, Profile, State
@@ -106,6 +106,3 @@ def reduce(
         model = _DEFAULT_MODELS[profile] = Model(profile)
     return model.reduce(kind, state, action, now_ms)
 
-
-def owns(kind: str, action_type: str) -> bool:
-    return action_type.startswith(KIND_PREFIX[kind])

@@ -6,7 +6,7 @@ list only when something changed, so callers can test identity for "no-op".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -56,3 +56,20 @@ def set_or_clear(d: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     if value is None:
         return without(d, key)
     return {**d, key: value}
+
+
+def field_handler(key: str, source: str | None = None, *, clear_if_absent: bool = False) -> Callable[..., Any]:
+    """A reducer handler `state[key] := action[source or key]`.
+
+    With `clear_if_absent`, an omitted (or null) payload value removes the key instead (the
+    same state object when it was already absent).
+    """
+    src = source or key
+
+    def handler(state: dict[str, Any], action: Mapping[str, Any], ctx: Any) -> dict[str, Any]:
+        if clear_if_absent:
+            return set_or_clear(state, key, action.get(src))
+        return {**state, key: action[src]}
+
+    handler.__name__ = f"set_{key}"
+    return handler

@@ -8,21 +8,8 @@ from . import status as st
 from . import working_directories as wd
 from .config import config_changed
 from .customizations import HANDLERS as CUSTOMIZATION_HANDLERS
-from .keyed import remove_first, set_or_clear, update_first, upsert, without
+from .keyed import field_handler, remove_first, update_first, upsert, without
 from .profile import Action, Ctx, Handler, State
-
-
-def _field(key: str, source: str | None = None, *, clear_if_absent: bool = False) -> Handler:
-    """`state[key] := action[source]`; with `clear_if_absent`, an absent payload removes the key."""
-    src = source or key
-
-    def handler(state: State, action: Action, ctx: Ctx) -> State:
-        if clear_if_absent:
-            return set_or_clear(state, key, action.get(src))
-        return {**state, key: action[src]}
-
-    handler.__name__ = f"set_{key}"
-    return handler
 
 
 def _flag(flag: int, source: str) -> Handler:
@@ -125,15 +112,15 @@ HANDLERS: dict[str, Handler] = {
     "session/chatAdded": chat_added,
     "session/chatRemoved": chat_removed,
     "session/chatUpdated": chat_updated,
-    "session/defaultChatChanged": _field("defaultChat", clear_if_absent=True),
-    "session/titleChanged": _field("title"),
+    "session/defaultChatChanged": field_handler("defaultChat", clear_if_absent=True),
+    "session/titleChanged": field_handler("title"),
     "session/isReadChanged": _flag(st.IS_READ, "isRead"),
     "session/isArchivedChanged": _flag(st.IS_ARCHIVED, "isArchived"),
-    "session/activityChanged": _field("activity", clear_if_absent=True),
-    "session/changesetsChanged": _field("changesets", clear_if_absent=True),
+    "session/activityChanged": field_handler("activity", clear_if_absent=True),
+    "session/changesetsChanged": field_handler("changesets", clear_if_absent=True),
     "session/configChanged": config_changed,
-    "session/metaChanged": _field("_meta", clear_if_absent=True),
-    "session/serverToolsChanged": _field("serverTools", "tools"),
+    "session/metaChanged": field_handler("_meta", clear_if_absent=True),
+    "session/serverToolsChanged": field_handler("serverTools", "tools"),
     "session/activeClientSet": active_client_set,
     "session/activeClientRemoved": active_client_removed,
     "session/inputNeededSet": input_needed_set,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .keyed import set_or_clear
+from .keyed import field_handler, set_or_clear
 from .profile import Action, Ctx, Handler, State
 
 
@@ -30,16 +30,6 @@ def resized(state: State, action: Action, ctx: Ctx) -> State:
     return {**state, "cols": action["cols"], "rows": action["rows"]}
 
 
-def _set(key: str) -> Handler:
-    def handler(state: State, action: Action, ctx: Ctx) -> State:
-        return {**state, key: action[key]}
-
-    handler.__name__ = f"set_{key}"
-    return handler
-
-
-def exited(state: State, action: Action, ctx: Ctx) -> State:
-    return set_or_clear(state, "exitCode", action.get("exitCode"))
 
 
 def cleared(state: State, action: Action, ctx: Ctx) -> State:
@@ -80,10 +70,10 @@ HANDLERS: dict[str, Handler] = {
     "terminal/data": data,
     "terminal/input": input_,
     "terminal/resized": resized,
-    "terminal/claimed": _set("claim"),
-    "terminal/titleChanged": _set("title"),
-    "terminal/cwdChanged": _set("cwd"),
-    "terminal/exited": exited,
+    "terminal/claimed": field_handler("claim"),
+    "terminal/titleChanged": field_handler("title"),
+    "terminal/cwdChanged": field_handler("cwd"),
+    "terminal/exited": field_handler("exitCode", clear_if_absent=True),
     "terminal/cleared": cleared,
     "terminal/commandDetectionAvailable": command_detection_available,
     "terminal/commandExecuted": command_executed,
