@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.finding import load_finding
-from harness.corpus.replay import replay
+from harness.engine.replay import replay
 from harness.invariants.registry import REGISTRY
 from harness.reference import Profile
 from harness.targets.base import open_target

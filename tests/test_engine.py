@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.finding import Finding, TraceStep, load_finding
-from harness.corpus.replay import replay
+from harness.engine.replay import replay
 from harness.corpus.store import CorpusStore
 from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.events import Event, EventBus, FindingFound, RunFinished

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.finding import load_finding
-from harness.corpus.replay import replay
+from harness.engine.replay import replay
 from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.events import EventBus
 from harness.reference import Profile

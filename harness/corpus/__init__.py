@@ -1,1 +1,1 @@
-"""Findings: the versioned JSON format, the store and replay."""
+"""Findings as data: the versioned JSON format and the atomic, de-duplicating store."""

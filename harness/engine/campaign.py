@@ -21,7 +21,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
 from harness.corpus.finding import Finding
-from harness.corpus.replay import replay
+from harness.engine.replay import replay
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
 from harness.reference import Model, Profile

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from harness.corpus.finding import Finding, TraceStep
-from harness.corpus.replay import ReplayResult, replay
+from harness.engine.replay import ReplayResult, replay
 from harness.spec.shapes import ACTIVE_TURN_REQUIRED, STATE_REQUIRED, TURN_REQUIRED
 from harness.targets.base import Target
 

@@ -26,10 +26,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli import UsageError
+    from harness.errors import UsageError
     from harness.spec.specdir import SpecDirError
-
-    from .catalog import CATALOG
+    from strategies.catalog import CATALOG
 
     entries = [
         e
@@ -47,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _table(entries)
     if args.lint:
-        from .schema import SchemaProblem, SchemaSet, lint
+        from strategies.schema import SchemaProblem, SchemaSet, lint
 
         try:
             from harness.spec.specdir import SpecDir

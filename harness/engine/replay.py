@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.corpus.finding import Finding
 from harness.diff import json_diff
 from harness.invariants.base import Violation
 from harness.reference import Model, Profile
 from harness.targets.base import Target
 
-from .finding import Finding
+from .stepper import Stepper
 
 
 @dataclass
@@ -37,8 +38,6 @@ class ReplayResult:
 
 
 def replay(finding: Finding, target: Target, *, target_is_model: bool = False) -> ReplayResult:
-    from harness.engine.stepper import Stepper  # engine builds on corpus types; import late
-
     model = Model(Profile.named(finding.profile))
     session = target.session(finding.kind, finding.initial)
     stepper = Stepper(

@@ -6,11 +6,10 @@ import argparse
 import json
 import sys
 
+from harness.invariants import catalogue
+from harness.invariants.base import SCOPES, SEVERITIES, Invariant
+from harness.invariants.dispatchability import model_self_check
 from harness.spec.versions import KINDS
-
-from . import catalogue
-from .base import SCOPES, SEVERITIES, Invariant
-from .dispatchability import model_self_check
 
 _SEVERITY_STYLE = {
     "violation": "red",

@@ -1,49 +1,19 @@
-"""`ahp-fuzz run` and `ahp-fuzz replay`."""
+"""`ahp-fuzz run`: fuzz a target against the reference model and the invariant catalogue."""
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from harness.reference import Profile
+from harness.errors import UsageError
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-
-
-def parse_duration(text: str) -> float:
-    """`90`, `90s`, `5m`, `1.5h`, `500ms` → seconds."""
-    m = _DURATION.match(text)
-    if not m:
-        raise ValueError(f"not a duration: {text!r} (e.g. 60s, 5m, 1h)")
-    value, unit = float(m.group(1)), m.group(2) or "s"
-    return value * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
-
-
-def _open(spec: str, profile: Profile, timeout_s: float) -> Any:
-    from harness.cli import UsageError
-    from harness.targets.base import TargetSetupError, open_target
-
-    try:
-        return open_target(spec, profile=profile, timeout_s=timeout_s)
-    except (ValueError, TargetSetupError) as e:
-        raise UsageError(str(e)) from e
-
-
-def _profile(name: str) -> Profile:
-    from harness.cli import UsageError
-
-    try:
-        return Profile.named(name)
-    except ValueError as e:
-        raise UsageError(str(e)) from e
+from ._common import open_target_or_usage, parse_duration, profile_or_usage
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from harness.cli import UsageError
     from harness.engine.campaign import DEFAULT_KINDS, RunConfig, run_campaign
     from harness.engine.events import EventBus
     from harness.report.console import ConsoleReporter
@@ -54,10 +24,10 @@ def run_command(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from e
     kinds = tuple(k.strip() for k in args.kinds.split(",")) if args.kinds else DEFAULT_KINDS
-    profile = _profile(args.profile)
+    profile = profile_or_usage(args.profile)
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     out = Path(args.out) if args.out else Path("reports") / f"run-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
-    target = _open(args.target, profile, args.timeout)
+    target = open_target_or_usage(args.target, profile, args.timeout)
     is_model = args.target.strip() == "reference"
     findings = FindingWriter(out / "findings")
     report = JsonReport(out / "report.json", findings, ["ahp-fuzz", *sys.argv[1:]])
@@ -90,38 +60,6 @@ def run_command(args: argparse.Namespace) -> int:
     return 1 if summary.findings else 0
 
 
-def replay_command(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from harness.cli import UsageError
-    from harness.corpus.finding import FindingFormatError, load_finding
-    from harness.corpus.replay import replay
-
-    try:
-        finding = load_finding(args.file)
-    except FindingFormatError as e:
-        raise UsageError(str(e)) from e
-    spec = args.target or finding.target
-    profile = _profile(finding.profile)
-    target = _open(spec, profile, args.timeout)
-    try:
-        result = replay(finding, target, target_is_model=spec.strip() == "reference")
-    finally:
-        target.close()
-    c = Console(highlight=False)
-    c.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "
-            f"{len(finding.steps)} steps, profile {finding.profile}, target {spec}", markup=False)
-    c.print(f"  {finding.message}", markup=False)
-    c.print(result.summary(finding), markup=False)
-    for i, v in result.violations:
-        c.print(f"  step {i}: {v.invariant} [{v.severity}] {v.message}", markup=False)
-    if result.diff:
-        c.print("  expected (reference) vs observed (target):", markup=False)
-        for line in result.diff:
-            c.print(f"    {line}", markup=False)
-    return 1 if result.reproduced else 0
-
-
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "run",
@@ -152,13 +90,3 @@ def register(sub: Any) -> None:
     p.add_argument("--database", help="a Hypothesis example database folder shared across runs (accelerator)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run_command)
-
-    r = sub.add_parser(
-        "replay",
-        help="re-run a saved finding exactly and print what happens",
-        description="Replay a finding file: exit 1 if it still reproduces, 0 if it no longer does.",
-    )
-    r.add_argument("file", help="a finding JSON file")
-    r.add_argument("--target", help="target to replay against (default: the one recorded in the finding)")
-    r.add_argument("--timeout", type=float, default=5.0, help="per-step target timeout in seconds")
-    r.set_defaults(func=replay_command)

@@ -1,8 +1,8 @@
-"""`ahp-fuzz` — the command line.
+"""`ahp-fuzz` — the command line: the one place that wires engine, targets and reporters.
 
-Each subcommand lives in the package of the idea it belongs to and exposes
-`register(subparsers)`; the parser it adds sets `func(args) -> int`. Exit codes everywhere:
-0 clean, 1 something was found (a failure, a finding), 2 usage or setup error.
+Each subcommand is a module of this package exposing `register(subparsers)`; the parser it adds
+sets `func(args) -> int`. Exit codes everywhere: 0 clean, 1 something was found (a failure, a
+finding), 2 usage or setup error.
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ import sys
 from collections.abc import Sequence
 
 from harness import __version__
+from harness.errors import UsageError
 
-#: Modules that each add subcommands, in help order.
-COMMAND_MODULES = (
-    "harness.conformance",  # conformance
-    "harness.engine.commands",  # run, replay
-    "harness.invariants.commands",  # invariants
-    "strategies.commands",  # strategies
+#: Subcommand modules (under `harness.cli`), in help order.
+COMMAND_MODULES: tuple[str, ...] = (
+    "run",
+    "replay",
+    "conformance",
+    "invariants",
+    "strategies",
 )
 
-
-class UsageError(Exception):
-    """Bad arguments or environment: printed without a traceback, exit status 2."""
+__all__ = ["COMMAND_MODULES", "UsageError", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,13 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ahp-fuzz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:  # a command package not built yet
-            if e.name != name:
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(f"harness.cli.{name}").register(sub)
     return parser
 
 
@@ -59,7 +53,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ahp-fuzz: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`ahp-fuzz … | head`): stop quietly, as Unix tools do.
+        _silence_stdout()
+        return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+def _silence_stdout() -> None:
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
