@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -53,6 +55,9 @@ class RunConfig:
     max_findings: int | None = None
     database: Path | None = None  # a shared Hypothesis example database (an accelerator only)
     shrink_budget_s: float = 10.0  # time the trace shrinker may spend per finding
+    #: Campaigns: classify each valid step's outcome (see Recorder.on_step) and let Hypothesis
+    #: hill-climb on new (type, outcome) pairs in its target phase.
+    step_hook: Callable[[str, Any, Any, Any, bool], str | None] | None = None
 
 
 @dataclass
@@ -88,7 +93,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
             inv = REGISTRY.get(v.invariant)
             bus.emit(KnownSeen(v.invariant, kind, v.message, inv.known_issue if inv else None, True))
 
-    recorder = Recorder(on_known=on_known)
+    recorder = Recorder(on_known=on_known, on_step=config.step_hook)
     machine_cfg = MachineConfig(
         model=model,
         target=config.target,
@@ -123,7 +128,8 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
             report_multiple_bugs=False,
             verbosity=Verbosity.quiet,
             # Hypothesis finds; the trace shrinker (engine/shrink.py) minimises, bounded in time.
-            phases=[Phase.reuse, Phase.generate] if database else [Phase.generate],
+            phases=([Phase.reuse] if database else []) + [Phase.generate]
+            + ([Phase.target] if config.step_hook else []),
             suppress_health_check=list(HealthCheck),
         )
         try:

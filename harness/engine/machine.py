@@ -23,6 +23,7 @@ from harness.reference import Model
 from harness.targets.base import Target
 
 from . import generation
+from .control import RunControl
 from .stepper import Stepper, StepResult
 
 
@@ -54,6 +55,10 @@ class Recorder:
     steps: int = 0
     sent: Counter[str] = field(default_factory=Counter)
     changed: Counter[str] = field(default_factory=Counter)
+    #: Optional outcome hook (campaigns): (kind, before, action, after, malformed) -> a label such
+    #: as "chat/delta: no-op: stale turn", or None. Off (None) costs one attribute test per step.
+    on_step: Callable[[str, Any, Any, Any, bool], str | None] | None = None
+    outcomes_seen: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,8 @@ class MachineConfig:
     adversarial_percent: int = 10
     probe_every: int = 1
     max_delay_ms: int = 5_000
+    #: The run's `RunControl` (deadline and stop flag), checked before every step.
+    control: RunControl | None = None
 
 
 def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
@@ -80,9 +87,12 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
             self.trace: Trace | None = None
             self.now_ms = 1_000
             self.max_depth = 0
+            self.new_outcomes = 0
 
         @initialize(data=st.data())
         def start(self, data: st.DataObject) -> None:
+            if config.control is not None:
+                config.control.check()
             kind = data.draw(st.sampled_from(config.kinds), label="kind")
             initial = data.draw(generation.initial_states(kind, profile), label="initial")
             session = config.target.session(kind, initial)
@@ -101,6 +111,8 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
 
         @rule(data=st.data())
         def step(self, data: st.DataObject) -> None:
+            if config.control is not None:
+                config.control.check()  # the budget is a hard limit, not checked per chunk only
             stepper, trace = self.stepper, self.trace
             assert stepper is not None and trace is not None
             kind = stepper.kind
@@ -124,6 +136,13 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 event(f"changed {label}")
             if adversarial:
                 event("adversarial action (probe)")
+            elif rec.on_step is not None:
+                outcome = rec.on_step(kind, before, action, stepper.reference, result.malformed)
+                if outcome is not None:
+                    event(outcome)
+                    if outcome not in rec.outcomes_seen:
+                        rec.outcomes_seen.add(outcome)
+                        self.new_outcomes += 1
             self.max_depth = max(self.max_depth, _depth(stepper.reference))
             for v in result.violations:
                 if v.severity == "known":
@@ -136,6 +155,8 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
         def teardown(self) -> None:
             # Coverage-guided search climbs towards deeper states (HypoFuzz-style target()).
             target(float(self.max_depth), label="state depth")
+            if rec.on_step is not None:
+                target(float(self.new_outcomes), label="new (type, outcome) pairs")
             if self.stepper is not None:
                 self.stepper.session.close()
 
