@@ -1,0 +1,183 @@
+"""Named host bugs the embedded host can be started with (`start_host(defects=...)`).
+
+Each defect is a realistic mistake a host implementer makes, switched on by name; the host's
+clean path reads `if self.defects.has("subset-unchecked"): ...` at exactly one spot. The table
+below is data: the live fuzz machine reads it to know which invariant should catch which bug,
+and `ahp-fuzz host --list-defects` prints it. Names are stable: never rename one, only add.
+
+`invariants` lists INVARIANTS.md ids the defect breaks; `rule` names the spec rule in words for
+the defects no catalogue entry covers (a crash, a missing pin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Defect:
+    name: str
+    description: str
+    invariants: tuple[str, ...]
+    rule: str
+
+
+def _d(name: str, description: str, invariants: str, rule: str) -> Defect:
+    return Defect(name, description, tuple(invariants.split()), rule)
+
+
+#: Every injectable defect, by name (insertion order is the documented order).
+DEFECTS: dict[str, Defect] = {
+    d.name: d
+    for d in (
+        _d(
+            "subset-unchecked",
+            "createChat accepts workingDirectories that are not in the session's set",
+            "INV-031",
+            "createChat.workingDirectories: host MUST reject entries not in the session set",
+        ),
+        _d(
+            "chat-directory-unchecked",
+            "chat/workingDirectorySet of a directory outside the session set is accepted",
+            "INV-031 INV-044",
+            "chat/workingDirectorySet: directory MUST already be in the session set",
+        ),
+        _d(
+            "uri-normalized-subset",
+            "the subset check compares normalized URIs (case, trailing slash) while sets use raw strings",
+            "INV-031 INV-034",
+            "URI identity is exact string identity (REDUCERS.md §8.7)",
+        ),
+        _d(
+            "empty-subset-dropped",
+            "a chat's workingDirectories [] is sent as absent on the wire (omitempty)",
+            "INV-033",
+            "absent (inherit all) and [] (no access) must stay distinct on the wire",
+        ),
+        _d(
+            "primary-removable",
+            "session/workingDirectoryRemoved of the immutable primary (index 0) is accepted",
+            "INV-032",
+            "immutablePrimary: index 0 never changes for the session's lifetime",
+        ),
+        _d(
+            "nested-collection-accepted",
+            "a nested or empty collection attachment is accepted instead of rejected",
+            "INV-037",
+            "collections are one level deep and non-empty; such a message is rejected",
+        ),
+        _d(
+            "collection-flatten-reordered",
+            "collections are flattened for non-negotiating peers with members in reverse order",
+            "INV-036 INV-040",
+            "flattening preserves member order",
+        ),
+        _d(
+            "collection-meta-merged",
+            "flattening for non-negotiating peers merges the collection's _meta into each member",
+            "INV-038 INV-040",
+            "collection and member _meta are preserved without merging",
+        ),
+        _d(
+            "rejected-still-applied",
+            "a rejected client action is echoed with rejectionReason but still applied to state",
+            "INV-044 INV-042",
+            "a rejected action leaves the authoritative state unchanged",
+        ),
+        _d(
+            "seq-repeat",
+            "every fifth envelope reuses the previous serverSeq",
+            "INV-041",
+            "serverSeq strictly increases across all channels",
+        ),
+        _d(
+            "echo-drops-origin",
+            "accepted echoes are broadcast without origin (look server-originated)",
+            "INV-047 INV-045",
+            "an echo carries the dispatcher's {clientId, clientSeq}",
+        ),
+        _d(
+            "echo-drops-clientseq",
+            "echo origin carries clientId but not clientSeq",
+            "INV-047 INV-045",
+            "an echo carries the dispatcher's {clientId, clientSeq}",
+        ),
+        _d(
+            "replay-skips-action",
+            "reconnect replay leaves out the first envelope above lastSeenServerSeq",
+            "INV-041 INV-042",
+            "replay returns exactly the envelopes with serverSeq > lastSeenServerSeq",
+        ),
+        _d(
+            "crash-on-invalid-json",
+            "the connection handler dies (close 1011, no -32700) on a frame that is not JSON",
+            "",
+            "WIRE.md §10: a non-JSON frame gets -32700 with id null; the connection stays open",
+        ),
+        _d(
+            "chat-attachment-unpinned",
+            "a chat attachment without endTurn is accepted without pinning the latest completed turn",
+            "",
+            "MessageChatAttachment: without endTurn the host MUST resolve and pin the latest completed turn",
+        ),
+        _d(
+            "server-only-accepted",
+            "server-only action types (e.g. session/ready, chat/delta) are accepted from clients",
+            "INV-053 INV-044",
+            "a host accepts only client-dispatchable types from clients",
+        ),
+        _d(
+            "version-gate-leak",
+            "0.7.0 action types (workingDirectory*) are sent to connections that negotiated 0.6.0",
+            "INV-046",
+            "a host never sends an action type newer than the negotiated version",
+        ),
+        _d(
+            "summary-not-synced",
+            "chat status/modifiedAt changes are not mirrored into the session's chat catalog",
+            "INV-048",
+            "ChatState and its ChatSummary in the session MUST stay consistent",
+        ),
+        _d(
+            "cancel-without-turn-accepted",
+            "chat/turnCancelled with no active turn is echoed as accepted",
+            "INV-044",
+            "chat/turnCancelled with no active turn MUST be rejected",
+        ),
+    )
+}
+
+
+class UnknownDefect(ValueError):
+    """A defect name that is not in `DEFECTS`."""
+
+
+class DefectSet:
+    """The defects a host runs with; `has(name)` is the one switch the host code reads."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self, names: Iterable[str] = ()):
+        names = frozenset(names)
+        unknown = sorted(names - DEFECTS.keys())
+        if unknown:
+            raise UnknownDefect(
+                f"unknown defect(s) {', '.join(unknown)} (known: {', '.join(DEFECTS)})"
+            )
+        self._names = names
+
+    def has(self, name: str) -> bool:
+        if name not in DEFECTS:  # a typo in the host code must not silently disable a defect
+            raise UnknownDefect(f"host code asks for an unknown defect {name!r}")
+        return name in self._names
+
+    @property
+    def names(self) -> frozenset[str]:
+        return self._names
+
+    def __bool__(self) -> bool:
+        return bool(self._names)
+
+    def __repr__(self) -> str:
+        return f"DefectSet({sorted(self._names)!r})"

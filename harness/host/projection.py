@@ -1,0 +1,110 @@
+"""What one connection is shown: version gating and collection flattening per peer.
+
+The host keeps one authoritative state (0.7.0 shapes, collections kept). Every envelope and
+snapshot is projected for the connection it goes to:
+
+* an action type newer than the connection's negotiated version is not sent (INV-046);
+* on a 0.6.0 connection the multiroot `workingDirectories` list of a session becomes the
+  singular 0.6.0 `workingDirectory` (its first entry) and chat subsets are not shown;
+* a connection that did not declare `capabilities.attachmentCollections` sees every message
+  with `attachments = flatten(attachments)` (REDUCERS.md §9, INV-040).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.reference.collections import COLLECTION, is_collection
+from harness.spec.versions import Version, introduced_in
+
+from .defects import DefectSet
+
+JSON = Any
+V070: Version = (0, 7, 0)
+
+
+def flatten(attachments: list[Any], defects: DefectSet) -> list[Any]:
+    out: list[Any] = []
+    for att in attachments:
+        if not is_collection(att):
+            out.append(att)
+            continue
+        members = list(att.get("attachments") or [])
+        if defects.has("collection-flatten-reordered"):
+            members.reverse()
+        meta = att.get("_meta")
+        if defects.has("collection-meta-merged") and isinstance(meta, dict):
+            members = [{**m, "_meta": {**meta, **(m.get("_meta") or {})}} if isinstance(m, dict) else m for m in members]
+        out.extend(members)
+    return out
+
+
+def flatten_collections(value: JSON, defects: DefectSet) -> JSON:
+    """`value` with every `attachments` list that holds a collection flattened (copying only
+    along changed paths)."""
+    if isinstance(value, dict):
+        changed = False
+        out = {}
+        for k, v in value.items():
+            nv = flatten_collections(v, defects)
+            if k == "attachments" and isinstance(nv, list) and any(is_collection(a) for a in nv):
+                nv = flatten(nv, defects)
+            changed = changed or nv is not v
+            out[k] = nv
+        return out if changed else value
+    if isinstance(value, list):
+        items = [flatten_collections(v, defects) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value
+
+
+def drop_empty_subsets(value: JSON) -> JSON:
+    """The `empty-subset-dropped` defect: `workingDirectories: []` vanishes (Go omitempty)."""
+    if isinstance(value, dict):
+        return {
+            k: drop_empty_subsets(v)
+            for k, v in value.items()
+            if not (k == "workingDirectories" and v == [])
+        }
+    if isinstance(value, list):
+        return [drop_empty_subsets(v) for v in value]
+    return value
+
+
+def contains_collection(value: JSON) -> bool:
+    if isinstance(value, dict):
+        if value.get("type") == COLLECTION:
+            return True
+        return any(contains_collection(v) for v in value.values())
+    if isinstance(value, list):
+        return any(contains_collection(v) for v in value)
+    return False
+
+
+def session_for_version(state: dict[str, Any], version: Version) -> dict[str, Any]:
+    """A session state or summary in the shape of `version` (0.6.0: singular workingDirectory)."""
+    if version >= V070 or "workingDirectories" not in state:
+        return state
+    out = {k: v for k, v in state.items() if k != "workingDirectories"}
+    dirs = state["workingDirectories"]
+    if dirs:
+        out["workingDirectory"] = dirs[0]
+    if "chats" in out:
+        out["chats"] = [{k: v for k, v in c.items() if k != "workingDirectories"} for c in out["chats"]]
+    return out
+
+
+def chat_for_version(state: dict[str, Any], version: Version) -> dict[str, Any]:
+    if version >= V070 or "workingDirectories" not in state:
+        return state
+    return {k: v for k, v in state.items() if k != "workingDirectories"}
+
+
+def gated_out(action_type: Any, version: Version, defects: DefectSet) -> bool:
+    """True when an action of this type must not be sent to a `version` connection."""
+    if not isinstance(action_type, str):
+        return False
+    intro = introduced_in(action_type)
+    if intro is None or intro <= version:
+        return False
+    return not defects.has("version-gate-leak")
