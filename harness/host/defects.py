@@ -145,6 +145,43 @@ DEFECTS: dict[str, Defect] = {
             "INV-044",
             "chat/turnCancelled with no active turn MUST be rejected",
         ),
+        # -- command-level defects of the file surface (harness/host/resources.py) --
+        _d(
+            "resource-read-traversal",
+            "resourceRead confines by a string prefix of the raw path, so `..` segments escape",
+            "",
+            "host policy (docs/commands.md): resource* stays inside the sessions' working directories",
+        ),
+        _d(
+            "resource-encoded-traversal",
+            "resourceList checks confinement before percent-decoding (`%2e%2e` escapes)",
+            "",
+            "host policy (docs/commands.md): resource* stays inside the sessions' working directories",
+        ),
+        _d(
+            "resource-symlink-write",
+            "resourceWrite normalises `..` but does not resolve symlinks (writes through a link out of the tree)",
+            "",
+            "host policy (docs/commands.md): resource* stays inside the sessions' working directories",
+        ),
+        _d(
+            "resource-prefix-confusion",
+            "resourceResolve admits any path that starts with a root string (…/alpha admits …/alpha-private)",
+            "",
+            "host policy (docs/commands.md): resource* stays inside the sessions' working directories",
+        ),
+        _d(
+            "resource-read-dir-crash",
+            "resourceRead of a directory raises an unhandled error (-32603) instead of a documented code",
+            "",
+            "JSON-RPC: an error answer with a defined code; -32603 means the host itself broke",
+        ),
+        _d(
+            "resource-createonly-clobber",
+            "resourceWrite with createOnly truncates an existing file before failing with -32010",
+            "",
+            "createOnly: the server MUST fail if the file exists instead of overwriting it",
+        ),
     )
 }
 
