@@ -270,8 +270,9 @@ class Host:
     def project_envelope(self, env: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
         action = env["action"]
         if conn.version_tuple < proj.V070:
-            if proj.gated_out(action.get("type"), conn.version_tuple, self.defects):
-                return None
+            own = (env.get("origin") or {}).get("clientId") == conn.client_id
+            if not own and proj.gated_out(action.get("type"), conn.version_tuple, self.defects):
+                return None  # a peer's own dispatch is always echoed back to it
             if action.get("type") == "session/chatAdded" and isinstance(action.get("summary"), dict):
                 env = {**env, "action": {**action, "summary": proj.chat_for_version(action["summary"], conn.version_tuple)}}
             elif action.get("type") == "session/chatUpdated" and isinstance(action.get("changes"), dict):
