@@ -6,12 +6,27 @@ chunk number, so a run is reproducible given its seed and the number of chunks i
 failure, the campaign turns the trace into a `Finding`, minimises it with the trace shrinker
 (bounded by `shrink_budget_s`), replays it once to confirm, hands it to the event stream (the
 corpus writer saves it at once), suppresses that invariant for that state kind, and goes on.
+
+Time and stopping (docs/howto.md, "Time limits and stopping"):
+
+* the budget is a hard wall-clock limit (`RunControl`): the machine checks it before every step,
+  the shrinker before every replay, and an adapter never waits past it (its per-step timeout is
+  cut to the time left); a finding caught at the end is saved unshrunk rather than late;
+* a heartbeat thread emits `Progress` every `heartbeat_s` whatever the target does;
+* a signal (`RunControl.request_stop`) ends the run within a step: the finding being shrunk is
+  kept as far as it got, and `RunFinished` says `status="interrupted"`;
+* a kind whose target hung (`TARGET-TIMEOUT`), or on which the target cannot even open a
+  session, is not fuzzed further in this run (a `Notice` says so): otherwise every later step of
+  that kind would wait out its own timeout. A target that crashes is restarted on next use;
+* a target that announces the kinds it implements (`kinds` in the adapter announcement) is
+  fuzzed on those only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import time
+import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,15 +39,28 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from harness.corpus.finding import Finding
 from harness.engine.replay import replay
+from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
 from harness.reference import Model, Profile
 from harness.spec.versions import KINDS
-from harness.targets.base import Target
+from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
-from .events import EventBus, FindingFound, KnownSeen, Progress, RunFinished, RunStarted
+from .control import RunControl
+from .events import (
+    Event,
+    EventBus,
+    FindingFound,
+    KnownSeen,
+    Notice,
+    Progress,
+    RunFinished,
+    RunStarted,
+    Shrinking,
+)
 from .machine import FindingFailure, MachineConfig, Recorder, build_machine
 from .shrink import TraceShrinker
+from .stepper import TARGET_TIMEOUT
 
 #: Chat first: Hypothesis shrinks a sampled kind towards the first entry.
 DEFAULT_KINDS: tuple[str, ...] = ("chat", "session", "terminal", "changeset", "annotations", "root", "resourceWatch")
@@ -58,6 +86,10 @@ class RunConfig:
     #: Campaigns: classify each valid step's outcome (see Recorder.on_step) and let Hypothesis
     #: hill-climb on new (type, outcome) pairs in its target phase.
     step_hook: Callable[[str, Any, Any, Any, bool], str | None] | None = None
+    #: The run's clock and stop flag (made from `budget_s` when not given). The command line
+    #: passes its own, started before the target, so that the signal handlers can reach it.
+    control: RunControl | None = None
+    heartbeat_s: float = 2.0  # a Progress event at least this often, whatever the target does
 
 
 @dataclass
@@ -69,6 +101,9 @@ class RunSummary:
     chunks: int = 0
     elapsed_s: float = 0.0
     stopped_because: str = "budget"
+    status: str = "finished"  # "finished" | "interrupted" | "error"
+    kinds: tuple[str, ...] = ()  # the kinds fuzzed (after the target's announcement)
+    target_unusable: str | None = None  # the target could not be (re)started mid-run
 
 
 def chunk_seed(run_seed: int, chunk: int) -> int:
@@ -80,9 +115,24 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
     for k in config.kinds:
         if k not in KINDS:
             raise ValueError(f"unknown state kind {k!r} (want one of {', '.join(KINDS)})")
+    control = config.control or RunControl(config.budget_s)
+    if hasattr(config.target, "run_limit"):
+        config.target.run_limit = control  # an adapter never waits past the deadline
     model = Model(config.profile)
     summary = RunSummary()
     seen_known: set[tuple[str, str]] = set()
+
+    def emit(event: Event) -> None:
+        with control.shielded():  # a signal never cuts a finding or a report in half
+            bus.emit(event)
+
+    kinds, skipped = _announced_kinds(config.kinds, config.target)
+    if not kinds:
+        raise ValueError(
+            f"the target implements none of the kinds asked for ({', '.join(config.kinds)}); "
+            f"it announces: {', '.join(skipped) or 'none'}"
+        )
+    summary.kinds = kinds
 
     def on_known(v: Violation, kind: str) -> None:
         summary.known_counts[v.invariant] += 1
@@ -91,34 +141,76 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         seen_known.add(key)
         if first:
             inv = REGISTRY.get(v.invariant)
-            bus.emit(KnownSeen(v.invariant, kind, v.message, inv.known_issue if inv else None, True))
+            emit(KnownSeen(v.invariant, kind, v.message, inv.known_issue if inv else None, True))
 
     recorder = Recorder(on_known=on_known, on_step=config.step_hook)
-    machine_cfg = MachineConfig(
-        model=model,
-        target=config.target,
-        target_is_model=config.target_is_model,
-        kinds=config.kinds,
-        recorder=recorder,
-        adversarial_percent=config.adversarial_percent,
-        probe_every=config.probe_every,
-    )
-    bus.emit(RunStarted(config.target_spec, config.profile.label, config.seed, config.budget_s, config.kinds))
-    t0 = time.monotonic()
-    chunk = 0
+    guarded = _GuardedTarget(config.target)
+
+    def progress() -> Progress:
+        return Progress(
+            control.elapsed(), recorder.examples, recorder.steps, len(summary.findings),
+            sum(list(summary.known_counts.values())), summary.chunks,
+        )
+
+    emit(RunStarted(config.target_spec, config.profile.label, config.seed, config.budget_s, kinds))
+    if skipped:
+        emit(Notice(f"the target announces kinds {', '.join(skipped)}: fuzzing {', '.join(kinds)} only"))
+    heartbeat = _Heartbeat(config.heartbeat_s, lambda: bus.emit(progress()))
     database = DirectoryBasedExampleDatabase(str(config.database)) if config.database else None
+    try:
+        heartbeat.start()
+        _campaign_loop(config, control, recorder, guarded, summary, kinds, model, database, emit)
+    except RunStopped as e:
+        summary.stopped_because = e.reason
+        summary.status = "interrupted" if e.interrupted else "finished"
+    except BaseException as e:  # a bug of the harness: still leave a finished report behind
+        heartbeat.stop()
+        summary.status = "error"
+        _finish(config, control, recorder, summary, emit, error=f"{type(e).__name__}: {e}")
+        raise
+    finally:
+        heartbeat.stop()
+    _finish(config, control, recorder, summary, emit)
+    return summary
+
+
+def _campaign_loop(
+    config: RunConfig,
+    control: RunControl,
+    recorder: Recorder,
+    guarded: _GuardedTarget,
+    summary: RunSummary,
+    kinds: tuple[str, ...],
+    model: Model,
+    database: DirectoryBasedExampleDatabase | None,
+    emit: Callable[[Event], None],
+) -> None:
+    active = list(kinds)
     while True:
-        elapsed = time.monotonic() - t0
-        if config.budget_s is not None and elapsed >= config.budget_s:
-            summary.stopped_because = "budget"
-            break
-        if config.max_chunks is not None and chunk >= config.max_chunks:
+        if control.should_stop():
+            assert control.reason is not None
+            raise RunStopped(control.reason)
+        if config.max_chunks is not None and summary.chunks >= config.max_chunks:
             summary.stopped_because = "chunks"
-            break
+            return
         if config.max_findings is not None and len(summary.findings) >= config.max_findings:
             summary.stopped_because = "max findings"
-            break
-        machine = build_machine(machine_cfg)
+            return
+        if not active:
+            summary.stopped_because = "no kind left to fuzz"
+            return
+        machine = build_machine(
+            MachineConfig(
+                model=model,
+                target=guarded,
+                target_is_model=config.target_is_model,
+                kinds=tuple(active),
+                recorder=recorder,
+                adversarial_percent=config.adversarial_percent,
+                probe_every=config.probe_every,
+                control=control,
+            )
+        )
         run_settings = settings(
             max_examples=config.chunk_examples,
             stateful_step_count=config.max_steps,
@@ -133,42 +225,163 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
             suppress_health_check=list(HealthCheck),
         )
         try:
-            run_state_machine_as_test(seed(chunk_seed(config.seed, chunk))(machine), settings=run_settings)
-        except FindingFailure as failure:
-            found = _finding_from(failure, config, chunk)
-            shrinker = TraceShrinker(
-                config.target, target_is_model=config.target_is_model, budget_s=config.shrink_budget_s
+            run_state_machine_as_test(
+                seed(chunk_seed(config.seed, summary.chunks))(machine), settings=run_settings
             )
-            finding = shrinker.shrink(found)
-            finding.extra["shrink"] = {
-                "stepsFound": len(found.steps), "stepsShrunk": len(finding.steps), "replays": shrinker.attempts,
-            }
-            reproduced = replay(finding, config.target, target_is_model=config.target_is_model).reproduced
-            if not reproduced:
-                finding.extra["flaky"] = True
+        except FindingFailure as failure:
+            finding = _confirm(failure, config, control, summary.chunks, emit)
             recorder.suppressed.add((finding.invariant, finding.kind))
+            if finding.invariant == TARGET_TIMEOUT and finding.kind in active:
+                active.remove(finding.kind)
+                emit(Notice(f"the target hung on {finding.kind}: not fuzzing {finding.kind} further "
+                            "in this run (every later step would wait out its timeout)"))
             summary.findings.append(finding)
-            bus.emit(FindingFound(finding, reproduced))
-        chunk += 1
-        summary.chunks = chunk
+        except _SessionFailed as e:
+            if e.kind in active:
+                active.remove(e.kind)
+            emit(Notice(f"the target cannot open a {e.kind} session ({e.error}): "
+                        f"not fuzzing {e.kind} further in this run"))
+        except TargetSetupError as e:
+            summary.target_unusable = str(e)
+            summary.stopped_because = "target unusable"
+            emit(Notice(f"the target could not be restarted: {e}"))
+            return
+        summary.chunks += 1
         summary.examples, summary.steps = recorder.examples, recorder.steps
-        bus.emit(
+        emit(
             Progress(
-                time.monotonic() - t0, recorder.examples, recorder.steps, len(summary.findings),
-                sum(summary.known_counts.values()), chunk,
+                control.elapsed(), recorder.examples, recorder.steps, len(summary.findings),
+                sum(summary.known_counts.values()), summary.chunks,
             )
         )
-    summary.elapsed_s = time.monotonic() - t0
+
+
+def _confirm(
+    failure: FindingFailure,
+    config: RunConfig,
+    control: RunControl,
+    chunk: int,
+    emit: Callable[[Event], None],
+) -> Finding:
+    """Shrink, confirm by one replay, and emit the finding. A stop meanwhile (budget, signal)
+    keeps the trace as far as it was shrunk and skips the confirming replay; the finding is
+    emitted all the same, and the stop is raised after that."""
+    found = _finding_from(failure, config, chunk)
+    emit(Shrinking(found.invariant, found.kind, len(found.steps)))
+    time_left = control.time_left()
+    shrinker = TraceShrinker(
+        config.target,
+        target_is_model=config.target_is_model,
+        budget_s=config.shrink_budget_s if time_left is None else min(config.shrink_budget_s, time_left),
+        should_stop=control.should_stop,
+    )
+    finding = shrinker.shrink(found)
+    finding.extra["shrink"] = {
+        "stepsFound": len(found.steps), "stepsShrunk": len(finding.steps), "replays": shrinker.attempts,
+    }
+    if shrinker.stopped is not None:
+        finding.extra["shrink"]["cutShort"] = shrinker.stopped
+    reproduced = shrinker.reproduced
+    if control.should_stop():
+        finding.extra["confirmed"] = False  # no time left for the confirming replay
+    else:
+        try:
+            reproduced = replay(finding, config.target, target_is_model=config.target_is_model).reproduced
+        except RunStopped:
+            finding.extra["confirmed"] = False
+    if not reproduced:
+        finding.extra["flaky"] = True
+    emit(FindingFound(finding, reproduced))
+    return finding
+
+
+def _finish(
+    config: RunConfig,
+    control: RunControl,
+    recorder: Recorder,
+    summary: RunSummary,
+    emit: Callable[[Event], None],
+    error: str | None = None,
+) -> None:
+    summary.elapsed_s = control.elapsed()
     summary.examples, summary.steps = recorder.examples, recorder.steps
     coverage = {t: {"sent": n, "changed": recorder.changed[t]} for t, n in sorted(recorder.sent.items())}
-    bus.emit(
-        RunFinished(
-            summary.elapsed_s, summary.examples, summary.steps, summary.findings,
-            dict(summary.known_counts), coverage, summary.stopped_because,
-            {"chunks": summary.chunks, "seed": config.seed},
-        )
+    extra: dict[str, Any] = {"chunks": summary.chunks, "seed": config.seed, "kindsFuzzed": list(summary.kinds)}
+    if summary.target_unusable:
+        extra["targetUnusable"] = summary.target_unusable
+    finished = RunFinished(
+        summary.elapsed_s, summary.examples, summary.steps, list(summary.findings),
+        dict(summary.known_counts), coverage, summary.stopped_because, extra,
+        status=summary.status, error=error,
     )
-    return summary
+    with contextlib.suppress(RunStopped):  # a second signal while the report is written
+        emit(finished)
+
+
+def _announced_kinds(asked: tuple[str, ...], target: Target) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(kinds to fuzz, kinds the target announces) — all asked when it announces none."""
+    announced = getattr(target, "kinds", None)
+    if not isinstance(announced, tuple):
+        return asked, ()
+    return tuple(k for k in asked if k in announced), announced
+
+
+class _SessionFailed(Exception):
+    def __init__(self, kind: str, error: TargetError) -> None:
+        super().__init__(f"{kind}: {error}")
+        self.kind = kind
+        self.error = error
+
+
+class _GuardedTarget:
+    """The target as the machines see it: a kind on which the target cannot open a session
+    fails at once the next time (no second wait), so the campaign can drop that kind."""
+
+    def __init__(self, target: Target) -> None:
+        self._target = target
+        self.description = target.description
+        self._failed: dict[str, TargetError] = {}
+
+    def reduce(self, kind: str, state: dict[str, Any], action: Any, now_ms: int) -> dict[str, Any]:
+        return self._target.reduce(kind, state, action, now_ms)
+
+    def session(self, kind: str, state: dict[str, Any]) -> TargetSession:
+        if kind in self._failed:
+            raise _SessionFailed(kind, self._failed[kind])
+        try:
+            return self._target.session(kind, state)
+        except TargetError as e:
+            self._failed[kind] = e
+            raise _SessionFailed(kind, e) from e
+
+    def close(self) -> None:
+        self._target.close()
+
+
+class _Heartbeat:
+    """Calls `beat` every `every_s` seconds from a daemon thread until stopped."""
+
+    def __init__(self, every_s: float, beat: Callable[[], None]) -> None:
+        self._every = every_s
+        self._beat = beat
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ahp-fuzz heartbeat", daemon=True)
+
+    def start(self) -> None:
+        if self._every > 0:
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            try:
+                self._beat()
+            except Exception:  # a consumer failing must not kill the run from this thread
+                continue
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(5.0)
 
 
 def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Finding:

@@ -1,8 +1,12 @@
 """The engine's event stream. The engine emits; consumers (console, corpus writer, report
-writers) subscribe. The engine never imports a consumer."""
+writers) subscribe. The engine never imports a consumer.
+
+Events may come from two threads (the campaign and its heartbeat): the bus delivers one event
+at a time to all consumers, so a consumer never sees two events interleaved."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +31,23 @@ class Progress:
     findings: int
     known: int
     chunk: int
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the person running the campaign should know (a kind not fuzzed, a policy that
+    took effect). Not a finding."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Shrinking:
+    """A failure was caught; the trace shrinker starts minimising it."""
+
+    invariant: str
+    kind: str
+    steps: int
 
 
 @dataclass(frozen=True)
@@ -56,9 +77,13 @@ class RunFinished:
     coverage: dict[str, dict[str, int]] = field(default_factory=dict)  # action type -> {"sent", "changed"}
     stopped_because: str = "budget"
     extra: dict[str, Any] = field(default_factory=dict)
+    #: "finished" (budget, chunks or max findings), "interrupted" (a signal) or "error" (the
+    #: harness itself failed; `error` holds the message).
+    status: str = "finished"
+    error: str | None = None
 
 
-Event = RunStarted | Progress | FindingFound | KnownSeen | RunFinished
+Event = RunStarted | Progress | Notice | Shrinking | FindingFound | KnownSeen | RunFinished
 Sink = Callable[[Event], None]
 
 
@@ -67,10 +92,13 @@ class EventBus:
 
     def __init__(self, *sinks: Sink):
         self._sinks = list(sinks)
+        self._lock = threading.RLock()
 
     def subscribe(self, sink: Sink) -> None:
-        self._sinks.append(sink)
+        with self._lock:
+            self._sinks.append(sink)
 
     def emit(self, event: Event) -> None:
-        for sink in self._sinks:
-            sink(event)
+        with self._lock:
+            for sink in self._sinks:
+                sink(event)

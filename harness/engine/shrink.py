@@ -25,6 +25,7 @@ from typing import Any
 
 from harness.corpus.finding import Finding, TraceStep
 from harness.engine.replay import ReplayResult, replay
+from harness.errors import RunStopped
 from harness.spec.shapes import ACTIVE_TURN_REQUIRED, STATE_REQUIRED, TURN_REQUIRED
 from harness.targets.base import Target
 
@@ -37,15 +38,22 @@ class TraceShrinker:
         target_is_model: bool,
         budget_s: float = 10.0,
         max_attempts: int = 2_000,
+        should_stop: Callable[[], bool] | None = None,
     ):
         self.target = target
         self.target_is_model = target_is_model
         self.budget_s = budget_s
         self.max_attempts = max_attempts
+        self.should_stop = should_stop
         self.attempts = 0
+        self.reproduced = False  # the trace as found failed again at least once
+        self.stopped: str | None = None  # why a RunStopped cut the shrink short, if one did
         self._deadline = 0.0
+        self._best: Finding | None = None  # the smallest reproducing trace so far
 
     def _out_of_budget(self) -> bool:
+        if self.stopped is not None or (self.should_stop is not None and self.should_stop()):
+            return True
         return self.attempts >= self.max_attempts or time.monotonic() >= self._deadline
 
     def _check(self, candidate: Finding, malformed_limit: int) -> ReplayResult | None:
@@ -59,11 +67,22 @@ class TraceShrinker:
         return result
 
     def shrink(self, finding: Finding) -> Finding:
+        """The smallest trace found within the budget. The run ending meanwhile (`RunStopped`:
+        budget spent, a signal) ends the shrink with the best trace so far, never loses it."""
         self._deadline = time.monotonic() + self.budget_s
+        try:
+            return self._shrink(finding)
+        except RunStopped as e:
+            self.stopped = e.reason
+            return self._best if self._best is not None else finding
+
+    def _shrink(self, finding: Finding) -> Finding:
+        self._best = None
         base = self._check(finding, len(finding.steps))
         if base is None or base.step is None:
             return finding  # does not reproduce: leave it as found (marked flaky by the caller)
-        best = _cut(finding, base)
+        self.reproduced = True
+        best = self._best = _cut(finding, base)
         limit = base.malformed
         progress = True
         while progress and not self._out_of_budget():
@@ -73,7 +92,7 @@ class TraceShrinker:
                     break
                 result = self._check(candidate, limit)
                 if result is not None and result.step is not None:
-                    best = _cut(candidate, result)
+                    best = self._best = _cut(candidate, result)
                     limit = min(limit, result.malformed)
                     progress = True
                     break

@@ -24,8 +24,9 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
+from harness.errors import RunStopped
 from harness.reference.profile import DEFAULT_PROFILE, Profile
 from harness.spec.versions import format_version
 
@@ -52,6 +53,13 @@ PIPELINE_HIGH = 256
 
 _encode = jsonio.dumps
 _decode = jsonio.loads
+
+
+class RunLimit(Protocol):
+    """The run's hard limit as a target sees it (`harness.engine.control.RunControl`)."""
+
+    deadline: float | None  # time.monotonic() past which no wait may extend
+    reason: str | None  # set once the run must stop
 
 
 def split_command(text: str) -> list[str]:
@@ -133,6 +141,10 @@ class AdapterTarget:
         self._next_handle = 1
         self._released: list[tuple[int, int]] = []  # (generation, handle) of collected sessions
         self._closed = False
+        #: Set by the campaign: no wait extends past the run's deadline (a wait cut short by it
+        #: kills the process and raises `RunStopped`, not a timeout finding), and nothing new
+        #: starts once the run must stop.
+        self.run_limit: RunLimit | None = None
         self._start()
 
     # -- process lifecycle -------------------------------------------------------------------
@@ -162,6 +174,8 @@ class AdapterTarget:
         return self._proc.stderr_tail(n) if self._proc is not None else []
 
     def _start(self) -> None:
+        if self.run_limit is not None and self.run_limit.reason is not None:
+            raise RunStopped(self.run_limit.reason)  # no restart once the run must stop
         try:
             proc = LineProcess(
                 self.argv,
@@ -175,10 +189,12 @@ class AdapterTarget:
         self._proc = proc
         self.generation += 1
         self._next_id = 1
-        deadline = time.monotonic() + self.startup_timeout_s
+        deadline, cut = self._wait_until(self.startup_timeout_s)
         try:
             line = proc.read_line(deadline)
         except ProcessTimeout:
+            if cut:
+                self._abandon(proc)
             tail = proc.stderr_tail()
             proc.kill()
             self._proc = None
@@ -221,6 +237,27 @@ class AdapterTarget:
         self.announcement = ann
         self.description = self._describe()
 
+    def _wait_until(self, seconds: float) -> tuple[float, bool]:
+        """When a wait of `seconds` must end, and whether the run's deadline (rather than the
+        timeout) sets that. Raises `RunStopped` when the run must already stop."""
+        limit = self.run_limit
+        end = time.monotonic() + seconds
+        if limit is None:
+            return end, False
+        if limit.reason is not None:
+            raise RunStopped(limit.reason)
+        if limit.deadline is not None and limit.deadline < end:
+            if limit.deadline <= time.monotonic():
+                raise RunStopped("budget")
+            return limit.deadline, True
+        return end, False
+
+    def _abandon(self, proc: LineProcess) -> None:
+        """The run's time is up in the middle of a request: kill the process, stop the run."""
+        proc.kill()
+        self._proc = None
+        raise RunStopped("budget")
+
     def _describe(self) -> str:
         ann = self.announcement
         parts = [str(ann["name"])] if isinstance(ann.get("name"), str) else []
@@ -255,10 +292,10 @@ class AdapterTarget:
             self._proc = None
         self._ensure()
 
-    def close(self) -> None:
-        """Clean shutdown: EOF on stdin, a grace period, then signals."""
+    def close(self, grace_s: float = 2.0) -> None:
+        """Clean shutdown: EOF on stdin, `grace_s` to exit, then signals to the process group."""
         if self._proc is not None:
-            self._proc.close()
+            self._proc.close(grace_s)
             self._proc = None
         self._closed = True
 
@@ -327,11 +364,13 @@ class AdapterTarget:
         return self._round_trip(proc, line, rid, op)
 
     def _round_trip(self, proc: LineProcess, line: bytes, rid: int, op: str) -> dict[str, Any]:
-        deadline = time.monotonic() + self.timeout_s
+        deadline, cut = self._wait_until(self.timeout_s)
         try:
             proc.write(line, deadline)
             reply_line = proc.read_line(deadline)
         except (ProcessTimeout, ProcessEOF) as e:
+            if cut and isinstance(e, ProcessTimeout):
+                self._abandon(proc)
             raise self._fail(proc, e, op) from None
         return self._parse_reply(proc, reply_line, rid, op)
 
@@ -346,16 +385,16 @@ class AdapterTarget:
         self._next_id += n
         sent = got = 0
         while got < n:
+            deadline, cut = self._wait_until(self.timeout_s)
             try:
                 if sent < n and sent - got <= PIPELINE_LOW:
                     hi = min(n, got + PIPELINE_HIGH)
-                    proc.write(
-                        b"".join([build(i, base + i) for i in range(sent, hi)]),
-                        time.monotonic() + self.timeout_s,
-                    )
+                    proc.write(b"".join([build(i, base + i) for i in range(sent, hi)]), deadline)
                     sent = hi
-                line = proc.read_line(time.monotonic() + self.timeout_s)
+                line = proc.read_line(deadline)
             except (ProcessTimeout, ProcessEOF) as e:
+                if cut and isinstance(e, ProcessTimeout):
+                    self._abandon(proc)
                 raise self._fail(proc, e, op) from None
             yield self._parse_reply(proc, line, base + got, op)
             got += 1

@@ -5,12 +5,18 @@ deadline and a large request cannot deadlock against a large reply (while a writ
 room, replies are drained into the read buffer). stderr is drained by a small thread into a
 ring of recent lines (for crash reports) and optionally echoed.
 
-The child runs in its own process group: killing it also kills anything it started (an
-`npx …` wrapper, a shell).
+The child runs in its own session and process group: killing it also kills anything it
+started (an `npx …` wrapper, a shell), and a signal sent to ahp-fuzz's own group (Ctrl-C in a
+terminal) does not reach it directly — ahp-fuzz ends it itself. Three safety nets make sure no
+child outlives ahp-fuzz: `close()`/`kill()` end the whole group; an `atexit` hook kills the
+group of every child still running when the interpreter exits; and on Linux the child is
+started with a parent-death signal (`PR_SET_PDEATHSIG` = SIGKILL), so even `kill -9` of
+ahp-fuzz takes the child with it.
 """
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import fcntl
@@ -18,9 +24,11 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 _READ_CHUNK = 1 << 16
@@ -47,6 +55,38 @@ def describe_exit(code: int | None) -> str:
 
 
 _PIPE_SIZE = 1 << 20
+
+#: Children still running, killed (whole group) when the interpreter exits.
+_LIVE: weakref.WeakSet[LineProcess] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for proc in list(_LIVE):
+        with contextlib.suppress(Exception):
+            proc.kill()
+
+
+def _parent_death_signal() -> Callable[[], None] | None:
+    """A `preexec_fn` that asks Linux to SIGKILL the child when its parent dies."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+    sigkill = int(signal.SIGKILL)
+
+    def preexec() -> None:
+        prctl(pr_set_pdeathsig, sigkill, 0, 0, 0)
+
+    return preexec
+
+
+_PREEXEC = _parent_death_signal()
 
 
 def _widen_pipe(fd: int) -> None:
@@ -85,9 +125,11 @@ class LineProcess:
                 cwd=cwd,
                 bufsize=0,
                 start_new_session=True,
+                preexec_fn=_PREEXEC,  # a single prctl call in the child, no locks taken
             )
         except OSError as e:
             raise FileNotFoundError(f"cannot start {self.argv[0]!r}: {e.strerror or e}") from e
+        _LIVE.add(self)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         assert self.proc.stderr is not None
         self._in_fd = self.proc.stdin.fileno()
