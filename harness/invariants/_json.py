@@ -11,6 +11,11 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from harness.diff import ABSENT, at, render
+from harness.diff import diff_paths as _diff_paths
+
+__all__ = ["ABSENT", "at", "render"]
+
 Path = tuple[str | int, ...]
 
 
@@ -91,51 +96,21 @@ def fmt_path(path: Path) -> str:
 
 
 def short(value: Any, limit: int = 80) -> str:
-    """A compact JSON rendering of `value`, cut at `limit` characters; `<absent>` for None."""
+    """A compact JSON rendering of `value`, cut at `limit` characters.
+
+    `ABSENT` (from `at`) renders as `<absent>`. A bare None cannot say whether the key was
+    missing or held `null` (`x.get(k)` returns None for both), so it renders as
+    `<absent or null>`; call sites that know use `at(x, k)` and get the exact text.
+    """
     if value is None:
-        return "<absent>"
-    try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    return type(value).__name__
+        return "<absent or null>"
+    return render(value, limit)
 
 
 def diff_paths(a: Any, b: Any, path: Path = ()) -> Iterator[tuple[Path, Any, Any]]:
-    """Yield `(path, a_value, b_value)` where the two JSON values differ, depth first.
-
-    Compares after dropping absent keys; `true` and `1` differ (JSON types), `1` and `1.0` do not.
-    A list that differs in length is reported at the first index that differs, with `None`
-    standing for a missing element.
-    """
-    if a is b:
-        return
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in sorted(set(a) | set(b), key=str):
-            va, vb = a.get(k), b.get(k)
-            if va is None and vb is None:
-                continue
-            yield from diff_paths(va, vb, (*path, k))
-        return
-    if isinstance(a, list) and isinstance(b, list):
-        for i in range(max(len(a), len(b))):
-            va = a[i] if i < len(a) else None
-            vb = b[i] if i < len(b) else None
-            if i >= len(a) or i >= len(b):
-                yield (*path, i), va, vb
-                return
-            yield from diff_paths(va, vb, (*path, i))
-        return
-    if _kind(a) != _kind(b) or a != b:
-        yield path, a, b
+    """`harness.diff.diff_paths` with the catalogue's equality (a `null` key counts as absent);
+    the values yielded are the real ones (`ABSENT` for a missing key or item)."""
+    return _diff_paths(a, b, path, null_is_absent=True)
 
 
 def first_diffs(a: Any, b: Any, limit: int = 3) -> list[tuple[Path, Any, Any]]:
@@ -148,9 +123,10 @@ def first_diffs(a: Any, b: Any, limit: int = 3) -> list[tuple[Path, Any, Any]]:
 
 
 def describe_diffs(a: Any, b: Any, *, left: str, right: str, limit: int = 3) -> str:
-    """`path: left=… right=…; …` for the first `limit` differences (empty when equal)."""
+    """`path: left=… right=…; …` for the first `limit` differences (empty when equal); absent,
+    `null`, `[]` and `{}` render apart."""
     parts = [
-        f"{fmt_path(p)}: {left}={short(va)} {right}={short(vb)}"
+        f"{fmt_path(p)}: {left}={render(va, 80)} {right}={render(vb, 80)}"
         for p, va, vb in first_diffs(a, b, limit)
     ]
     return "; ".join(parts)

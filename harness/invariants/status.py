@@ -9,19 +9,30 @@ from harness.reference import status as bits
 
 from . import _chat
 from ._chat import activity_name, status_of
-from ._json import fresh, get, short
+from ._json import at, fresh, get, short
 from .base import Reducer, Step, invariant
 
 _FLAG_NAMES: Final = {bits.IS_READ: "IsRead", bits.IS_ARCHIVED: "IsArchived"}
 
 
-def _flag_names(mask: int) -> str:
-    names = []
-    for bit in range(max(mask.bit_length(), 1)):
-        value = 1 << bit
-        if mask & value:
-            names.append(_FLAG_NAMES.get(value, f"bit {bit} ({value})"))
-    return ", ".join(names)
+def _bit_name(bit: int) -> str:
+    """`IsRead (bit 5 = 32)`, `bit 31 (= 2147483648)`: bits numbered from 0, value shown."""
+    value = 1 << bit
+    name = _FLAG_NAMES.get(value)
+    return f"{name} (bit {bit} = {value})" if name else f"bit {bit} (= {value})"
+
+
+def _flag_changes(before: int, after: int, changed: int) -> str:
+    """Exactly which of the `changed` flag bits were set and which cleared."""
+    if before < 0 or after < 0:
+        return f"status {before} → {after}: a negative status is not a bitset (a 32-bit signed overflow?)"
+    gained, lost = changed & after, changed & before
+    parts = []
+    if gained:
+        parts.append("set " + ", ".join(_bit_name(b) for b in range(gained.bit_length()) if gained >> b & 1))
+    if lost:
+        parts.append("cleared " + ", ".join(_bit_name(b) for b in range(lost.bit_length()) if lost >> b & 1))
+    return f"{'; '.join(parts)} (status {before} → {after})"
 
 
 @invariant(
@@ -39,7 +50,7 @@ def one_activity(step: Step) -> Iterator[str]:
     if before is None or before & bits.ACTIVITY_MASK not in bits.ACTIVITIES:
         return
     if after is None:
-        yield f"status became {short(step.after.get('status'))} (not an integer bitset)"
+        yield f"status became {short(at(step.after, 'status'))} (not an integer bitset)"
     elif after & bits.ACTIVITY_MASK not in bits.ACTIVITIES:
         yield f"status {after}: activity bits {after & bits.ACTIVITY_MASK} are not one of 1, 2, 8, 24"
 
@@ -78,7 +89,7 @@ def flags_orthogonal(step: Step) -> Iterator[str]:
     ):
         changed &= ~bits.IS_READ
     if changed:
-        yield f"{t} changed status flags {_flag_names(changed)}: {before} → {after}"
+        yield f"{t} changed status flags: {_flag_changes(before, after, changed)}"
 
 
 def _applies_recompute(step: Step) -> bool:

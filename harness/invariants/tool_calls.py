@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from . import _chat
 from ._chat import IDENTITY_FIELDS, RESULT_KEYS, TERMINAL_TOOL_STATUSES
-from ._json import as_list, same, short
+from ._json import as_list, at, first_diffs, fmt_path, same, short
 from .base import Step, invariant
 
 #: Allowed status changes (guide/state-model.md §Tool Call Lifecycle; R§5.4 digraph). The
@@ -60,7 +60,7 @@ def _ownership_problem(before: Any, after: Any) -> str | None:
     if _is_client(before):
         if not (_is_client(after) and after.get("clientId") == before.get("clientId")):
             return (
-                f"contributor moved from client {short(before.get('clientId'))} to {short(after)}"
+                f"contributor moved from client {short(at(before, 'clientId'))} to {short(after)}"
             )
     elif _is_client(after):
         return f"contributor became a client ({short(after)}) after toolCallStart"
@@ -90,7 +90,7 @@ def tool_call_transitions(step: Step) -> Iterator[str]:
     overrides = _result_overrides(step)
     refine = step.type == "chat/toolCallReady" and step.profile.at_least("0.7.0")
     for i, btc, atc in _chat.paired_tool_calls(b_parts, a_parts):
-        where = f"responseParts[{i}] ({short(btc.get('toolCallId'))})"
+        where = f"responseParts[{i}] ({short(at(btc, 'toolCallId'))})"
         if atc is None:
             yield f"{step.type}: the tool call at {where} disappeared"
             continue
@@ -107,7 +107,7 @@ def tool_call_transitions(step: Step) -> Iterator[str]:
                 if problem:
                     yield f"{step.type}: {where}: {problem}"
                 continue
-            yield f"{step.type}: {where}: identity field {f} changed {short(btc.get(f))} → {short(atc.get(f))}"
+            yield f"{step.type}: {where}: identity field {f} changed {short(at(btc, f))} → {short(at(atc, f))}"
         if "status" in skip:
             continue
         b, a = btc.get("status"), atc.get("status")
@@ -115,12 +115,12 @@ def tool_call_transitions(step: Step) -> Iterator[str]:
             if not same(btc, atc):
                 yield f"{step.type}: {where}: a {b} tool call changed (completed and cancelled are absorbing)"
         elif b in EDGES and b != a and a not in EDGES[b] and not (ended and a == "cancelled"):
-            yield f"{step.type}: {where}: status {b} → {short(a)} is not an edge of the lifecycle"
+            yield f"{step.type}: {where}: status {b} → {short(at(atc, 'status'))} is not an edge of the lifecycle"
     if step.type == "chat/toolCallStart" and not ended:
         for part in a_parts[len(b_parts) :]:
             tc = _chat.tool_call(part)
             if tc is not None and tc.get("status") != "streaming":
-                yield f"chat/toolCallStart created tool call {short(tc.get('toolCallId'))} in status {short(tc.get('status'))}, not streaming"
+                yield f"chat/toolCallStart created tool call {short(at(tc, 'toolCallId'))} in status {short(at(tc, 'status'))}, not streaming"
 
 
 def _is_mcp(contributor: Any) -> bool:
@@ -151,10 +151,10 @@ def auth_required_rules(step: Step) -> Iterator[str]:
     for i, btc, atc in _chat.paired_tool_calls(paired[0], paired[1]):
         if atc is None or atc is btc:
             continue
-        where = f"responseParts[{i}] ({short(btc.get('toolCallId'))})"
+        where = f"responseParts[{i}] ({short(at(btc, 'toolCallId'))})"
         b, a = btc.get("status"), atc.get("status")
         if a == "auth-required" and b != "auth-required" and not _is_mcp(atc.get("contributor")):
-            yield f"{step.type}: {where} became auth-required with contributor {short(atc.get('contributor'))} (MCP only)"
+            yield f"{step.type}: {where} became auth-required with contributor {short(at(atc, 'contributor'))} (MCP only)"
         if (
             step.type == "chat/toolCallComplete"
             and b == "auth-required"
@@ -164,7 +164,14 @@ def auth_required_rules(step: Step) -> Iterator[str]:
             if success and not same(btc, atc):
                 yield f"chat/toolCallComplete with success=true changed auth-required {where} (must be a no-op)"
             elif not success and a != "completed":
-                yield f"chat/toolCallComplete with a failed result moved auth-required {where} to {short(a)}, not completed"
+                if a == b:
+                    changed = ", ".join(fmt_path(p) for p, _, _ in first_diffs(btc, atc, 5))
+                    yield (
+                        f"chat/toolCallComplete with a failed result left {where} in auth-required, "
+                        f"not completed (status unchanged; changed: {changed or 'nothing'})"
+                    )
+                else:
+                    yield f"chat/toolCallComplete with a failed result moved {where} from auth-required to {short(at(atc, 'status'))}, not completed"
 
 
 @invariant(
@@ -190,7 +197,7 @@ def selected_option(step: Step) -> Iterator[str]:
     for i, btc, atc in _chat.paired_tool_calls(paired[0], paired[1]):
         if atc is None or atc is btc or ("selectedOption" in overrides and _targets(step, btc)):
             continue
-        where = f"responseParts[{i}] ({short(btc.get('toolCallId'))})"
+        where = f"responseParts[{i}] ({short(at(btc, 'toolCallId'))})"
         old, new = btc.get("selectedOption"), atc.get("selectedOption")
         if new is not None and not same(old, new):
             options = as_list(btc.get("options"))
@@ -224,9 +231,9 @@ def result_cannot_overwrite(step: Step) -> Iterator[str]:
     for i, btc, atc in _chat.paired_tool_calls(paired[0], paired[1]):
         if atc is None or not _targets(step, btc) or same(btc, atc):
             continue
-        where = f"responseParts[{i}] ({short(btc.get('toolCallId'))})"
+        where = f"responseParts[{i}] ({short(at(btc, 'toolCallId'))})"
         if atc.get("status") not in ("completed", "pending-result-confirmation"):
-            yield f"result key(s) {sorted(overrides)} left {where} in status {short(atc.get('status'))}"
+            yield f"result key(s) {sorted(overrides)} left {where} in status {short(at(atc, 'status'))}"
         for f in IDENTITY_FIELDS:
             if not same(btc.get(f), atc.get(f)):
-                yield f"result key {f!r} overwrote {where} {f}: {short(btc.get(f))} → {short(atc.get(f))}"
+                yield f"result key {f!r} overwrote {where} {f}: {short(at(btc, f))} → {short(at(atc, f))}"

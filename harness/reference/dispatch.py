@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.spec.versions import is_known_to
 
-from . import annotations, changeset, chat, resource_watch, root, session, terminal
+from . import annotations, changeset, chat, payloads, resource_watch, root, session, terminal
 from .profile import DEFAULT_PROFILE, Ctx, Handler, Profile, State
 
 TABLES: dict[str, Mapping[str, Handler]] = {
@@ -29,11 +29,16 @@ TABLES: dict[str, Mapping[str, Handler]] = {
 
 
 class MalformedAction(ValueError):
-    """A known action whose payload lacks a field the reducer needs (schema-invalid input).
+    """A known action whose payload is schema-invalid (a required field, nested ones included,
+    is absent — `payloads.REQUIRED` — or, with a schema configured, anything the spec's action
+    schema rejects), or a state the reducer cannot read.
 
     The spec leaves reducer behaviour on schema-invalid payloads unspecified (REDUCERS.md §2.3
     item 4); the model reports it as this error instead of guessing.
     """
+
+
+PayloadCheck = Callable[[Mapping[str, Any]], "str | None"]
 
 
 def _silent(_: str) -> None:
@@ -52,10 +57,24 @@ class Model:
         profile: Profile = DEFAULT_PROFILE,
         warn: Callable[[str], None] = _silent,
         overrides: Mapping[str, Handler] | None = None,
+        *,
+        check_payloads: bool = False,
+        schema: PayloadCheck | None = None,
     ):
-        """`overrides` replaces handlers by action type (how mutants of the model are built)."""
+        """`overrides` replaces handlers by action type (how mutants of the model are built).
+
+        `check_payloads=True` makes the model the oracle the engine needs: every schema-invalid
+        payload of a known type raises `MalformedAction` before a handler sees it — a required
+        field absent, nested ones included (`payloads.REQUIRED`), and, when `schema` is given
+        (e.g. `ActionSchema.problem` of a spec directory), anything that schema rejects. The
+        default (off) keeps the handlers' own, shallower checks for unit tests that use
+        shortcut payloads; every engine path (campaign, replay, shrinking, conformance, the
+        reference adapter) turns it on.
+        """
         self.profile = profile
         self.warn = warn
+        self.check_payloads = check_payloads or schema is not None
+        self.schema = schema
         self._tables = {
             kind: {
                 t: (overrides or {}).get(t, h)
@@ -75,12 +94,24 @@ class Model:
         t = action.get("type")
         return table.get(t) if isinstance(t, str) else None
 
+    def payload_problem(self, kind: str, action: Any) -> str | None:
+        """Why `action` is a schema-invalid payload of a type the `kind` reducer handles (None:
+        valid, or not a type this reducer handles — that is a no-op, not a malformed action)."""
+        if self.handler(kind, action) is None:
+            return None
+        return (self.schema and self.schema(action)) or payloads.problem(action)
+
+
     def reduce(self, kind: str, state: State, action: Any, now_ms: int) -> State:
         h = self.handler(kind, action)
         if h is None:
             t = action.get("type") if isinstance(action, Mapping) else type(action).__name__
             self.warn(f"{kind} reducer: ignoring unknown action type {t!r}")
             return state
+        if self.check_payloads:
+            bad = (self.schema and self.schema(action)) or payloads.problem(action)
+            if bad:
+                raise MalformedAction(f"{action.get('type')}: schema-invalid payload: {bad}")
         try:
             return h(state, action, Ctx(now_ms, self.profile, self.warn))
         except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:

@@ -1,0 +1,170 @@
+"""Which action payloads the model accepts: the required fields of each type, nested ones included.
+
+The spec leaves reducer behaviour on a schema-invalid payload unspecified (REDUCERS.md §2.3 item
+4), so the model refuses one with `MalformedAction` before a handler sees it, and the engine
+treats the step as a probe. `REQUIRED` lists, per action type, the fields the 0.7.0 action schema
+requires, one level deep (`x` at the top; `x.y` — when `x` is present it is an object with `y`;
+`x[].y` — `x` is a list whose items are objects with `y`), plus 0.8.0's
+`session/workingDirectoryReplaced`. It states facts of the schema, not the schema: a test derives
+the same table from `actions.schema.json` (`harness.spec.action_schema.required_paths`) and
+keeps the two equal. With a spec directory the engine validates the full schema too (types,
+enums, deeper levels).
+
+JSON `null` counts as absent (REDUCERS.md §7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+_T = tuple[str, ...]
+
+_ERROR = ("error.errorType", "error.message")
+_MESSAGE = ("message.origin", "message.text")
+_OPERATIONS = ("operations[].id", "operations[].label", "operations[].scopes", "operations[].status")
+_CUSTOMIZATION = ("enabled", "id", "name", "type", "uri")
+
+#: action type -> required payload paths (besides `type`).
+REQUIRED: Final[Mapping[str, _T]] = MappingProxyType(
+    {
+        "root/agentsChanged": ("agents", "agents[].description", "agents[].displayName", "agents[].models", "agents[].provider"),
+        "root/activeSessionsChanged": ("activeSessions",),
+        "root/terminalsChanged": ("terminals", "terminals[].claim", "terminals[].resource", "terminals[].title"),
+        "root/configChanged": ("config",),
+        "session/creationFailed": ("error", *_ERROR),
+        "session/chatAdded": ("summary", "summary.modifiedAt", "summary.resource", "summary.status", "summary.title"),
+        "session/chatRemoved": ("chat",),
+        "session/chatUpdated": ("changes", "chat"),
+        "session/titleChanged": ("title",),
+        "session/isReadChanged": ("isRead",),
+        "session/isArchivedChanged": ("isArchived",),
+        "session/changesetsChanged": ("changesets[].changeKind", "changesets[].label", "changesets[].uriTemplate"),
+        "session/serverToolsChanged": ("tools", "tools[].name"),
+        "session/activeClientSet": ("activeClient", "activeClient.clientId", "activeClient.tools"),
+        "session/activeClientRemoved": ("clientId",),
+        "session/workingDirectorySet": ("directory",),
+        "session/workingDirectoryRemoved": ("directory",),
+        "session/workingDirectoryReplaced": ("directory", "replacement"),  # 0.8.0
+        "session/inputNeededSet": ("request", "request.chat", "request.id", "request.kind"),
+        "session/inputNeededRemoved": ("id",),
+        "session/customizationsChanged": ("customizations", *(f"customizations[].{f}" for f in _CUSTOMIZATION)),
+        "session/customizationToggled": ("enabled", "id"),
+        "session/customizationUpdated": ("customization", *(f"customization.{f}" for f in _CUSTOMIZATION)),
+        "session/customizationRemoved": ("id",),
+        "session/mcpServerStateChanged": ("id", "state", "state.kind"),
+        "session/mcpServerStartRequested": ("id",),
+        "session/mcpServerStopRequested": ("id",),
+        "session/configChanged": ("config",),
+        "chat/turnStarted": ("message", *_MESSAGE, "startedAt", "turnId"),
+        "chat/delta": ("content", "partId", "turnId"),
+        "chat/responsePart": ("part", "part.kind", "turnId"),
+        "chat/toolCallStart": ("contributor.kind", "displayName", "toolCallId", "toolName", "turnId"),
+        "chat/toolCallDelta": ("toolCallId", "turnId"),
+        "chat/toolCallReady": (
+            "contributor.kind", "edits.items", "invocationMessage", "options[].id", "options[].kind",
+            "options[].label", "riskAssessment.kind", "riskAssessment.status", "toolCallId", "turnId",
+        ),
+        "chat/toolCallConfirmed": (
+            "approved", "toolCallId", "turnId", "userSuggestion.origin", "userSuggestion.text",
+        ),
+        "chat/toolCallComplete": ("result", "result.pastTenseMessage", "result.success", "toolCallId", "turnId"),
+        "chat/toolCallResultConfirmed": ("approved", "toolCallId", "turnId"),
+        "chat/toolCallContentChanged": ("content", "content[].type", "toolCallId", "turnId"),
+        "chat/toolCallAuthRequired": ("auth", "auth.reason", "auth.resource", "toolCallId", "turnId"),
+        "chat/toolCallAuthResolved": ("toolCallId", "turnId"),
+        "chat/turnComplete": ("duration", "turnId"),
+        "chat/turnCancelled": ("duration", "turnId"),
+        "chat/error": ("duration", "error", *_ERROR, "turnId"),
+        "chat/workingDirectorySet": ("directory",),
+        "chat/workingDirectoryRemoved": ("directory",),
+        "chat/usage": ("turnId", "usage"),
+        "chat/reasoning": ("content", "partId", "turnId"),
+        "chat/turnsLoaded": ("turns", "turns[].id", "turns[].message", "turns[].responseParts", "turns[].state"),
+        "chat/pendingMessageSet": ("id", "kind", "message", *_MESSAGE),
+        "chat/pendingMessageRemoved": ("id", "kind"),
+        "chat/queuedMessagesReordered": ("order",),
+        "chat/draftChanged": ("draft.origin", "draft.text"),
+        "chat/inputRequested": ("request", "request.id"),
+        "chat/inputAnswerChanged": ("answer.state", "questionId", "requestId"),
+        "chat/inputCompleted": ("requestId", "response"),
+        "terminal/data": ("data",),
+        "terminal/input": ("data",),
+        "terminal/resized": ("cols", "rows"),
+        "terminal/claimed": ("claim", "claim.kind"),
+        "terminal/titleChanged": ("title",),
+        "terminal/cwdChanged": ("cwd",),
+        "terminal/commandExecuted": ("commandId", "commandLine", "timestamp"),
+        "terminal/commandFinished": ("commandId",),
+        "changeset/statusChanged": (*_ERROR, "status"),
+        "changeset/fileSet": ("file", "file.edit", "file.id"),
+        "changeset/fileRemoved": ("fileId",),
+        "changeset/filesReviewChanged": ("files", "reviewed"),
+        "changeset/contentChanged": (*_ERROR, "files", "files[].edit", "files[].id", *_OPERATIONS),
+        "changeset/operationsChanged": _OPERATIONS,
+        "changeset/operationStatusChanged": (*_ERROR, "operationId", "status"),
+        "annotations/set": (
+            "annotation", "annotation.entries", "annotation.id", "annotation.resolved",
+            "annotation.resource", "annotation.turnId",
+        ),
+        "annotations/updated": ("annotationId", "range.end", "range.start"),
+        "annotations/removed": ("annotationId",),
+        "annotations/entrySet": ("annotationId", "entry", "entry.id", "entry.text"),
+        "annotations/entryRemoved": ("annotationId", "entryId"),
+        "resourceWatch/changed": ("changes", "changes.items"),
+    }
+)
+
+
+def _compile(paths: _T) -> tuple[tuple[str, str | None, bool], ...]:
+    """`x` -> (x, None, False); `x.y` -> (x, y, False); `x[].y` -> (x, y, True)."""
+    out = []
+    for p in paths:
+        head, _, tail = p.partition(".")
+        listed = head.endswith("[]")
+        out.append((head.removesuffix("[]"), tail or None, listed))
+    return tuple(out)
+
+
+_CHECKS: Final = {t: _compile(p) for t, p in REQUIRED.items()}
+
+
+def problem(action: Mapping[str, Any]) -> str | None:
+    """Why `action` (a known type, an object) lacks a field its schema requires, or None."""
+    checks = _CHECKS.get(action.get("type"))  # type: ignore[arg-type]
+    if not checks:
+        return None
+    for key, sub, listed in checks:
+        value = action.get(key)
+        if sub is None:
+            if value is None:
+                return f"required field {key} is absent"
+            continue
+        if value is None:
+            continue  # an optional parent, absent
+        if listed:
+            if not isinstance(value, list):
+                return f"{key} must be a list, not {_json_kind(value)}"
+            for i, item in enumerate(value):
+                if not isinstance(item, dict):
+                    return f"{key}[{i}] must be an object, not {_json_kind(item)}"
+                if item.get(sub) is None:
+                    return f"required field {key}[{i}].{sub} is absent"
+        elif not isinstance(value, dict):
+            return f"{key} must be an object, not {_json_kind(value)}"
+        elif value.get(sub) is None:
+            return f"required field {key}.{sub} is absent"
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
