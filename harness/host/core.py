@@ -183,6 +183,8 @@ class Host:
         if not call.is_request:
             if handler is None or not conn.ready or not isinstance(call.params, dict):
                 return  # unknown notifications and notifications before initialize are ignored
+            if not isinstance(call.params.get("channel"), str):
+                return  # a malformed notification cannot be answered: ignored
             try:
                 handler(self, conn, call.params)
             except rpc.RpcError:
