@@ -1,0 +1,67 @@
+"""`ahp-fuzz host`: prints its loopback URL, serves, stops cleanly on SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from harness.host import DEFECTS
+from harness.host.probe import ProbeClient
+
+CMD = [sys.executable, "-m", "harness.cli", "host"]
+
+
+@contextmanager
+def _running(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    proc = subprocess.Popen([*CMD, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 20)  # never wait unbounded for the URL
+        assert ready, "the host printed no URL within 20 s"
+        yield proc, proc.stdout.readline().strip()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)
+
+
+async def _ping(url: str) -> object:
+    async with await ProbeClient.open(url) as c:
+        result = await c.initialize("cli-test")
+        assert result["protocolVersion"] == "0.7.0"
+        return await c.call("ping", {"channel": "ahp-root://"})
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serves_then_stops_cleanly(sig: signal.Signals) -> None:
+    with _running("--port", "0", "--defect", "seq-repeat") as (proc, url):
+        assert url.startswith("ws://127.0.0.1:") and url.endswith("/")
+        assert asyncio.run(asyncio.wait_for(_ping(url), 10)) is None
+        proc.send_signal(sig)
+        assert proc.wait(timeout=10) == 0
+
+
+def test_list_defects_prints_one_per_line_name_first() -> None:
+    out = subprocess.run([*CMD, "--list-defects"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0
+    names = [line.split("\t")[0] for line in out.stdout.splitlines()]
+    assert names == list(DEFECTS)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--defect", "no-such-defect"], ["--port", "70000"], ["--versions", "seven"], ["--host", "0.0.0.0"]],
+)
+def test_bad_arguments_are_usage_errors(args: list[str]) -> None:
+    out = subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2
+    assert out.stderr.strip()
+    assert out.stdout == ""
