@@ -144,4 +144,9 @@ def load_finding(path: str | Path) -> Finding:
         raise FindingFormatError(f"no such finding file: {p}") from None
     except json.JSONDecodeError as e:
         raise FindingFormatError(f"{p}: not JSON ({e})") from e
+    if isinstance(data, dict) and data.get("format") == "ahp-fuzz/command-finding":
+        # the command-trace sibling format (command_finding.py); replay dispatches on its class
+        from .command_finding import CommandFinding
+
+        return CommandFinding.from_json(data, str(p))  # type: ignore[return-value]
     return Finding.from_json(data, str(p))
