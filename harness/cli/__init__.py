@@ -22,6 +22,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "conformance",
     "invariants",
     "strategies",
+    "campaign",
+    "report",
 )
 
 __all__ = ["COMMAND_MODULES", "UsageError", "build_parser", "main"]

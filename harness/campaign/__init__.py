@@ -1,0 +1,6 @@
+"""Nightly campaigns: worker processes around `run_campaign`, a shared example database,
+coverage feedback (reference-model branches and the action × outcome matrix), seed shards and
+the libFuzzer entry point (`atheris_entry`).
+
+Reached through `supervisor.run` (the parent) and `worker` (`python -m harness.campaign.worker`).
+"""

@@ -1,0 +1,144 @@
+"""`ahp-fuzz campaign`: a long, parallel fuzz campaign with coverage feedback and an HTML report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+
+from ._common import open_target_or_usage, profile_or_usage
+
+
+def _positive(text: str, what: str, kind: type = float) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise UsageError(f"{what} must be a number, got {text!r}") from None
+    if value <= 0:
+        raise UsageError(f"{what} must be positive, got {text!r}")
+    return value
+
+
+def campaign_command(args: argparse.Namespace) -> int:
+    from harness.campaign.live import Display
+    from harness.campaign.results import report_document
+    from harness.campaign.supervisor import CampaignSpec, Supervisor, default_workers, parse_shard
+    from harness.engine.campaign import DEFAULT_KINDS
+    from harness.report.coverage import combine
+    from harness.report.merge import write_report_folder
+    from harness.report.writers import write_atomic
+    from harness.spec.versions import KINDS
+
+    minutes = _positive(args.minutes, "--minutes")
+    workers = _positive(args.workers, "--workers", int) if args.workers is not None else default_workers()
+    if workers > 256:
+        raise UsageError(f"--workers {workers}: at most 256")
+    targets = args.target or ["reference"]
+    if workers < len(targets):
+        raise UsageError(f"{len(targets)} targets need at least as many workers (--workers {workers})")
+    profile = profile_or_usage(args.profile)
+    kinds = tuple(k.strip() for k in args.kinds.split(",")) if args.kinds else DEFAULT_KINDS
+    for k in kinds:
+        if k not in KINDS:
+            raise UsageError(f"unknown state kind {k!r} (want one of {', '.join(KINDS)})")
+    for t in targets:  # fail fast on a target that cannot start, before any worker does
+        open_target_or_usage(t, profile, args.timeout).close()
+    shard = None
+    if args.shard:
+        try:
+            shard = parse_shard(args.shard)
+        except ValueError as e:
+            raise UsageError(str(e)) from e
+    for name, value in (("--max-steps", args.max_steps), ("--chunk", args.chunk)):
+        if value < 1:
+            raise UsageError(f"{name} must be at least 1")
+    if not 0 <= args.adversarial <= 100:
+        raise UsageError("--adversarial is a percentage (0–100)")
+    if args.coverage_every < 0:
+        raise UsageError("--coverage-every must be 0 (off) or more")
+    seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
+    shard_tag = f"-shard{shard[0]}of{shard[1]}" if shard else ""
+    out = Path(args.out) if args.out else Path("reports") / f"campaign-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}{shard_tag}"
+    database = Path(args.database) if args.database else out / "example-db"
+    spec = CampaignSpec(
+        targets=targets, budget_s=minutes * 60.0, workers=workers, seed=seed, out=out, database=database,
+        profile=args.profile, kinds=kinds, max_steps=args.max_steps, chunk_examples=args.chunk,
+        adversarial_percent=args.adversarial, probe_every=args.probe_every, timeout_s=args.timeout,
+        coverage=args.coverage_every > 0, coverage_every=max(1, args.coverage_every), steer=not args.no_steer,
+        shard=shard,
+    )
+    argv = ["ahp-fuzz", *sys.argv[1:]]
+    display = Display(quiet=args.quiet)
+    display.console.print(
+        f"ahp-fuzz campaign: {', '.join(targets)}, {workers} worker(s), {minutes:g} min, seed {seed}"
+        f"{f', shard {shard[0]}/{shard[1]}' if shard else ''}; database {database}; report in {out}"
+    )
+
+    def checkpoint(state: Any) -> None:
+        doc = report_document(state, argv, profile.version)
+        write_atomic(out / "report.json", __import__("json").dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+    supervisor = Supervisor(spec, on_update=display.update, on_checkpoint=checkpoint)
+    with display:
+        state = supervisor.run()
+        display.update(state, force=True)
+    cov_files = [p for s in state.slots for p in s.coverage_files]
+    if cov_files:
+        full = combine(cov_files, out / "coverage" / "combined.coverage")
+        if full is not None:
+            state.branches = full
+            if state.timeline:
+                state.timeline[-1]["branchPercent"] = full["percentBranches"]
+    doc = report_document(state, argv, profile.version)
+    write_report_folder(out, doc)
+    for f in doc["findings"]:
+        print(f"replay: {f['replay']}", file=sys.stderr)
+    if state.steps == 0 and doc["campaign"]["crashes"]:
+        print(f"ahp-fuzz: error: no worker ran a step; see {out / 'workers'}", file=sys.stderr)
+        print(f"report: {out / 'index.html'}", file=sys.stderr)
+        return 2
+    print(f"{len(doc['findings'])} finding(s), {doc['steps']:,} steps in {doc['elapsedSeconds']:.0f}s "
+          f"({doc['stepsPerSecond'] or 0:,.0f}/s), {doc['campaign']['restarts']} worker restart(s)", file=sys.stderr)
+    print(f"report: {out / 'index.html'}", file=sys.stderr)
+    if state.status == "interrupted":
+        return 130 if not doc["findings"] else 1
+    return 1 if doc["findings"] else 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "campaign",
+        help="a long parallel fuzz campaign (workers, shared example database, coverage, HTML report)",
+        description="Run worker processes (one per core by default) that fuzz the targets until the "
+        "time is up, sharing one Hypothesis example database; findings are saved as they are "
+        "confirmed; report.json, junit.xml and index.html go to the run folder. A second run with the "
+        "same --database (or --out) resumes from the database. Ctrl-C stops cleanly and still writes the "
+        "report. Exit 0 clean, 1 findings, 2 usage/setup error.",
+    )
+    p.add_argument("--minutes", required=True, help="wall-clock budget in minutes (e.g. 1, 0.5, 480)")
+    p.add_argument("--workers", help="worker processes (default: one per core)")
+    p.add_argument("--target", action="append",
+                   help="reference | adapter:<command> | ts:<checkout> | js:<module>; repeat for several "
+                   "(workers take them in turn; default: reference)")
+    p.add_argument("--seed", type=int, help="run seed; worker i fuzzes the seed stream (seed, i)")
+    p.add_argument("--shard", help="i/N: this is shard i of N (one per CI job); merge the folders with "
+                   "'ahp-fuzz report --merge'")
+    p.add_argument("--profile", default="0.7.0", help="protocol version or named profile (default 0.7.0)")
+    p.add_argument("--kinds", help="comma-separated state kinds (default: all seven)")
+    p.add_argument("--max-steps", type=int, default=40, help="max actions per sequence (default 40)")
+    p.add_argument("--chunk", type=int, default=25, help="sequences per seed chunk (default 25)")
+    p.add_argument("--adversarial", type=int, default=10, metavar="PCT", help="adversarial share (default 10)")
+    p.add_argument("--probe-every", type=int, metavar="N", help="probe checks every N steps (as in 'run')")
+    p.add_argument("--timeout", type=float, default=5.0, help="per-step target timeout, seconds (default 5)")
+    p.add_argument("--coverage-every", type=int, default=1, metavar="N",
+                   help="worker 0 traces reference-model branches in one chunk of every N (default 1; 0 = off)")
+    p.add_argument("--no-steer", action="store_true",
+                   help="no outcome feedback (no event()/target() on (type, outcome) pairs)")
+    p.add_argument("--out", help="run folder (default: reports/campaign-<time>-seed<seed>)")
+    p.add_argument("--database", help="Hypothesis example database folder (default: <out>/example-db)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(func=campaign_command)

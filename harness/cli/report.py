@@ -1,0 +1,58 @@
+"""`ahp-fuzz report`: rebuild a run folder's HTML report, or merge several run folders."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from harness.report.html import write_html
+    from harness.report.merge import load_report, merge_runs
+
+    if args.merge:
+        if args.dir:
+            raise UsageError("give either a run folder or --merge DIR… --out DIR, not both")
+        if not args.out:
+            raise UsageError("--merge needs --out DIR")
+        dirs = [Path(d) for d in args.merge]
+        for d in dirs:
+            if not d.is_dir():
+                raise UsageError(f"not a folder: {d}")
+        out = Path(args.out)
+        if out.resolve() in {d.resolve() for d in dirs}:
+            raise UsageError("--out must be a new folder, not one of the merged ones")
+        report = merge_runs(dirs, out, ["ahp-fuzz", *sys.argv[1:]])
+        m = report["merge"]
+        print(f"merged {len(dirs)} run(s): {len(report['findings'])} finding(s) "
+              f"({m['duplicateFindings']} duplicate(s) dropped), {report['steps']:,} steps", file=sys.stderr)
+        print(f"report: {out / 'index.html'}", file=sys.stderr)
+        return 0
+    if not args.dir:
+        raise UsageError("give a run folder (ahp-fuzz report DIR) or --merge DIR… --out DIR")
+    run_dir = Path(args.dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"not a folder: {run_dir}")
+    report = load_report(run_dir)
+    path = write_html(run_dir, report)
+    print(f"report: {path}", file=sys.stderr)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "report",
+        help="rebuild index.html from a run folder, or merge run folders (shards) into one report",
+        description="'ahp-fuzz report DIR' rebuilds DIR/index.html from DIR/report.json. "
+        "'ahp-fuzz report --merge DIR1 DIR2 … --out DIR' merges run folders (seed shards, several "
+        "machines) into one report.json/junit.xml/index.html, de-duplicating findings by signature. "
+        "Exit 0, or 2 on a usage error.",
+    )
+    p.add_argument("dir", nargs="?", help="a run folder (holding report.json)")
+    p.add_argument("--merge", nargs="+", metavar="DIR", help="run folders to merge")
+    p.add_argument("--out", help="output folder of a merge")
+    p.set_defaults(func=report_command)
