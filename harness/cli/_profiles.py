@@ -1,0 +1,82 @@
+"""What `run`, `replay` and `conformance` share about the spec folder, the profile rule and
+target baselines (docs/profiles.md, docs/baselines.md), as usage errors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from harness.errors import UsageError
+from harness.reference.profile_rule import ProfileChoice, choose_profile, mismatch
+from harness.spec.specdir import SpecDir, SpecDirError
+
+
+def add_options(p: argparse.ArgumentParser, *, baseline: bool = True) -> None:
+    """`--spec`, `--profile` (and `--baseline`) with the same meaning in every command."""
+    p.add_argument("--spec", metavar="DIR",
+                   help="spec directory or AHP checkout (default: $AHP_SPEC_DIR): its CHANGELOG "
+                   "chooses the profile, its action schema keeps the valid lane schema-valid")
+    p.add_argument("--profile", metavar="P",
+                   help="protocol version or named profile (0.6.0, 0.7.0, 0.7.0-main, 0.8.0, …); "
+                   "default: the profile rule (docs/profiles.md)")
+    if baseline:
+        p.add_argument("--baseline", metavar="FILE",
+                       help="the target's accepted differences (docs/baselines.md)")
+
+
+def spec_or_usage(explicit: str | None) -> SpecDir | None:
+    try:
+        return SpecDir.from_env(explicit)
+    except SpecDirError as e:
+        raise UsageError(str(e)) from e
+
+
+def choose_or_usage(explicit: str | None, **sources: Any) -> ProfileChoice:
+    try:
+        return choose_profile(explicit, **sources)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+
+
+def after_open(choice: ProfileChoice, target: Any, target_spec: str, out: TextIO | None = None) -> ProfileChoice:
+    """With the target open: take the profile it announces when nothing else chose one, and
+    print a line when it announces another profile than the one in use."""
+    announcement = getattr(target, "announcement", None)
+    if choice.source == "pinned" and announcement:
+        choice = choose_profile(target=target_spec, announcement=announcement)
+    note = mismatch(choice, announcement)
+    print(f"profile: {choice.profile.label} ({choice.why})", file=out or sys.stderr)
+    if note:
+        print(note, file=out or sys.stderr)
+    return choice
+
+
+def schema_of(spec: SpecDir | None) -> Callable[[Any], str | None] | None:
+    """The spec folder's action-schema validator (None without a spec folder or schema)."""
+    if spec is None:
+        return None
+    from harness.spec.action_schema import ActionSchema
+
+    schema = ActionSchema.from_spec(spec)
+    return schema.problem if schema is not None else None
+
+
+def baseline_or_usage(path: str | None) -> Any:
+    if path is None:
+        return None
+    from harness.corpus.baseline import BaselineError, load_baseline
+
+    try:
+        return load_baseline(path)
+    except BaselineError as e:
+        raise UsageError(str(e)) from e
+
+
+def report_baseline(baseline: Any, out: TextIO | None = None) -> None:
+    """Each entry's match count; an entry that never matched is reported stale."""
+    if baseline is None:
+        return
+    for line in baseline.summary():
+        print(line, file=out or sys.stderr)
