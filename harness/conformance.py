@@ -1,21 +1,29 @@
-"""`ahp-fuzz conformance`: run a spec directory's fixtures against the reference model.
+"""`ahp-fuzz conformance`: run a spec directory's fixtures against the reference model or a target.
 
-Reducer fixtures fold their actions from `initial` with the model (clock fixed at 9999 ms,
-JSON null read as absent) and compare with `expected`. Round-trip fixtures pass the wire input
-through the model's untyped JSON codec and compare key-presence-sensitively with the canonical
-output (group A) or the preserved output (group B: an untyped path keeps unmodelled keys, as the
-TypeScript path does).
+Reducer fixtures fold their actions from `initial` (clock fixed at 9999 ms, JSON null read as
+absent) and compare with `expected`, key presence included. On the model the fold uses the
+model's payload checks (a fixture action it refuses as malformed fails the fixture); on a
+target it goes through a target session, as a fuzz run does.
+
+Round-trip fixtures pass the wire input through a codec and compare key-presence-sensitively
+with the canonical output (group A), or with the canonical or the preserved output (group B: a
+typed decoder gives the canonical form, an untyped path keeps unmodelled keys). The model uses
+its untyped JSON codec (preserved output for group B). A target is asked with the adapter
+protocol's optional `roundTrip` request when its announcement offers it (docs/adapters.md);
+otherwise its round trips are skipped, with a note saying so.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.diff import json_diff
 from harness.reference import MalformedAction, Model, Profile, codec
+from harness.reference.profile_rule import choose_profile
 from harness.spec.specdir import (
     ReducerFixture,
     RoundTripFixture,
@@ -23,7 +31,6 @@ from harness.spec.specdir import (
     SpecDirError,
     strip_nulls,
 )
-from harness.spec.versions import format_version
 
 FIXTURE_NOW_MS = 9999
 
@@ -37,29 +44,15 @@ class Result:
 
 
 def profile_for(spec: SpecDir, version: str | None = None) -> tuple[Profile, str]:
-    """The reducer profile a spec directory's fixtures are written for, and why.
-
-    `--version` wins. Otherwise the CHANGELOG decides: the newest released version; if a newer
-    version is listed as Unreleased, the folder is main after that release and carries the
-    reducer rules queued for it. The only such rule known (REDUCERS.md §7b row 10, shipped in
-    0.8.0) is that `toolClientExecution` entries do not raise InputNeeded.
-    """
-    if version is not None:
-        return Profile.named(version), f"--version {version}"
-    release = spec.release
-    if release.released is None:
+    """The reducer profile a spec directory's fixtures are written for, and why — the profile
+    rule (`harness.reference.profile_rule`) on the folder alone. Without a CHANGELOG and
+    without `version` there is nothing to go on: `SpecDirError`."""
+    if version is None and spec.release.released is None:
         raise SpecDirError(
-            f"{spec.path}: no CHANGELOG.md to tell the protocol version; pass --version (e.g. 0.8.0)"
+            f"{spec.path}: no CHANGELOG.md to tell the protocol version; pass --profile (e.g. 0.8.0)"
         )
-    base = Profile.for_version(release.released)
-    if release.pending is not None and release.pending >= (0, 8, 0) > release.released:
-        return (
-            Profile(version=base.version, client_execution_blocks=False),
-            f"CHANGELOG: {format_version(release.released)} released, "
-            f"{format_version(release.pending)} pending — main after the release, so the "
-            "0.8.0 InputNeeded rule (§7b row 10) is on",
-        )
-    return base, f"CHANGELOG: {format_version(release.released)}"
+    choice = choose_profile(version, spec=spec)
+    return choice.profile, choice.why
 
 
 def run_reducer_fixture(fx: ReducerFixture, model: Model) -> Result:
@@ -73,19 +66,55 @@ def run_reducer_fixture(fx: ReducerFixture, model: Model) -> Result:
     return Result(f"reducer:{fx.kind}", fx.name, not problems, problems)
 
 
-def run_round_trip_fixture(fx: RoundTripFixture) -> Result:
+def run_reducer_fixture_on(fx: ReducerFixture, target: Any) -> Result:
+    """One reducer fixture through a target session (any `Target`)."""
+    from harness.targets.base import TargetError
+
+    family = f"reducer:{fx.kind}"
+    try:
+        session = target.session(fx.kind, fx.initial)
+    except TargetError as e:
+        return Result(family, fx.name, False, [f"the target could not load the initial state: {e}"])
+    try:
+        state: Any = fx.initial
+        for i, action in enumerate(fx.actions):
+            try:
+                state = session.step(action, FIXTURE_NOW_MS)
+            except TargetError as e:
+                return Result(family, fx.name, False, [f"action {i} ({action.get('type')}): the target answered an error: {e}"])
+    finally:
+        session.close()
+    problems = json_diff(fx.expected, strip_nulls(state))
+    return Result(family, fx.name, not problems, problems)
+
+
+def run_round_trip_fixture(fx: RoundTripFixture, codec_fn: Callable[[str, str], str] | None = None) -> Result:
+    """`codec_fn(type, wire text) -> wire text`; the model's untyped codec by default."""
     wire = json.dumps(fx.input)
     try:
-        output = codec.decode(codec.encode(codec.decode(wire)))
-    except codec.WireDecodeError as e:
-        return Result("round-trip", fx.name, False, [f"decode failed: {e}"])
-    target = fx.preserved if fx.group == "B" else fx.canonical
-    if target is None:
+        text = codec_fn(fx.type, wire) if codec_fn is not None else codec.encode(codec.decode(wire))
+        output = codec.decode(text)
+    except (codec.WireDecodeError, _RoundTripFailed) as e:
+        return Result("round-trip", fx.name, False, [f"round trip failed: {e}"])
+    if fx.group == "B" and fx.preserved is None:
         return Result("round-trip", fx.name, False, ["group B fixture without preservedOutput"])
-    problems = json_diff(target, output)
-    if _types_differ(target, output):
-        problems.append("$: a value changed JSON type (e.g. integer became float)")
-    return Result("round-trip", fx.name, not problems, problems)
+    if codec_fn is None:
+        targets = [fx.preserved if fx.group == "B" else fx.canonical]
+    else:
+        targets = [fx.canonical] + ([fx.preserved] if fx.group == "B" else [])
+    best: list[str] = []
+    for want in targets:
+        problems = json_diff(want, output)
+        if _types_differ(want, output):
+            problems.append("$: a value changed JSON type (e.g. integer became float)")
+        if not problems:
+            return Result("round-trip", fx.name, True)
+        best = best or problems
+    return Result("round-trip", fx.name, False, best)
+
+
+class _RoundTripFailed(Exception):
+    pass
 
 
 def _types_differ(a: Any, b: Any) -> bool:
@@ -98,14 +127,53 @@ def _types_differ(a: Any, b: Any) -> bool:
     return False
 
 
-def run(spec: SpecDir, profile: Profile) -> list[Result]:
-    model = Model(profile)
-    results = [run_reducer_fixture(fx, model) for fx in spec.reducer_fixtures()]
-    results += [run_round_trip_fixture(fx) for fx in spec.round_trip_fixtures()]
+def target_codec(target: Any) -> Callable[[str, str], str] | None:
+    """The target's `roundTrip` request as a codec function, when its announcement offers it."""
+    announcement = getattr(target, "announcement", None) or {}
+    if announcement.get("roundTrip") is not True or not callable(getattr(target, "call", None)):
+        return None
+    from harness.targets.base import TargetError
+
+    def fn(type_name: str, wire: str) -> str:
+        try:
+            reply = target.call({"op": "roundTrip", "type": type_name, "wire": wire})
+        except TargetError as e:
+            raise _RoundTripFailed(str(e)) from e
+        if "error" in reply:
+            raise _RoundTripFailed(f"error reply: {json.dumps(reply['error'])[:300]}")
+        if not isinstance(reply.get("wire"), str):
+            raise _RoundTripFailed(f"reply has no wire text: {json.dumps(reply)[:300]}")
+        return str(reply["wire"])
+
+    return fn
+
+
+def run(spec: SpecDir, profile: Profile, target: Any = None, *, schema: Callable[[Any], str | None] | None = None, notes: list[str] | None = None) -> list[Result]:
+    """Every fixture of `spec`, on the model (`target` None) or through `target`. Lines worth
+    telling the user (round trips skipped) are appended to `notes`."""
+    if target is None:
+        model = Model(profile, check_payloads=True, schema=schema)
+        results = [run_reducer_fixture(fx, model) for fx in spec.reducer_fixtures()]
+        results += [run_round_trip_fixture(fx) for fx in spec.round_trip_fixtures()]
+        return results
+    results = [run_reducer_fixture_on(fx, target) for fx in spec.reducer_fixtures()]
+    trips = spec.round_trip_fixtures()
+    if getattr(target, "model", None) is not None and not hasattr(target, "announcement"):
+        results += [run_round_trip_fixture(fx) for fx in trips]  # the in-process model's codec
+        return results
+    fn = target_codec(target)
+    if fn is None:
+        if trips and notes is not None:
+            notes.append(
+                f"round trips: {len(trips)} fixture(s) skipped — the target does not announce "
+                '"roundTrip": true (docs/adapters.md, "Round trips")'
+            )
+        return results
+    results += [run_round_trip_fixture(fx, fn) for fx in trips]
     return results
 
 
-def _print_report(results: list[Result], header: str, as_json: bool) -> None:
+def _print_report(results: list[Result], header: str, as_json: bool, notes: list[str] | None = None) -> None:
     if as_json:
         print(json.dumps([r.__dict__ for r in results], indent=2))
         return
@@ -113,7 +181,9 @@ def _print_report(results: list[Result], header: str, as_json: bool) -> None:
     from rich.table import Table
 
     console = Console()
-    console.print(header)
+    console.print(header, markup=False, highlight=False)
+    for line in notes or []:
+        console.print(line, markup=False, highlight=False)
     passed: Counter[str] = Counter()
     total: Counter[str] = Counter()
     for r in results:

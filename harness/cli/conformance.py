@@ -1,45 +1,66 @@
-"""`ahp-fuzz conformance`: a spec directory's reducer and round-trip fixtures against the model."""
+"""`ahp-fuzz conformance`: a spec directory's reducer and round-trip fixtures against the
+reference model, or through any target (`--target`)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from harness import conformance
-from harness.conformance import _print_report, profile_for
+from harness.conformance import _print_report
 from harness.errors import UsageError
-from harness.spec.specdir import SpecDir, SpecDirError
+from harness.spec.specdir import SpecDirError
+
+from . import _profiles
+from ._common import open_target_or_usage, seconds_type
 
 
 def command(args: argparse.Namespace) -> int:
+    spec = _profiles.spec_or_usage(args.spec)
+    if spec is None:
+        raise UsageError("no spec directory: pass --spec DIR or set AHP_SPEC_DIR")
+    explicit = args.profile or args.version
+    if explicit is None and spec.release.released is None:
+        raise UsageError(f"{spec.path}: no CHANGELOG.md to tell the protocol version; pass --profile (e.g. 0.8.0)")
+    choice = _profiles.choose_or_usage(explicit, spec=spec, target=args.target)
+    target = None
+    notes: list[str] = []
+    if args.target is not None:
+        target = open_target_or_usage(args.target, choice.profile, args.timeout)
     try:
-        spec = SpecDir.from_env(args.spec)
-        if spec is None:
-            raise UsageError("no spec directory: pass --spec DIR or set AHP_SPEC_DIR")
-        profile, why = profile_for(spec, args.version)
-        results = conformance.run(spec, profile)
-    except (SpecDirError, ValueError) as e:
-        raise UsageError(str(e)) from e
+        if target is not None:
+            choice = _profiles.after_open(choice, target, args.target, out=sys.stdout if not args.json else sys.stderr)
+        try:
+            results = conformance.run(
+                spec, choice.profile, target, schema=_profiles.schema_of(spec), notes=notes
+            )
+        except (SpecDirError, ValueError) as e:
+            raise UsageError(str(e)) from e
+    finally:
+        if target is not None:
+            target.close()
     if not results:
         raise UsageError(f"{spec.path}: no reducer or round-trip fixtures found")
-    header = f"spec {spec.path} — model {profile.label} ({why})"
-    _print_report(results, header, args.json)
+    what = f"target {args.target}" if args.target else "model"
+    header = f"spec {spec.path} — {what}, profile {choice.profile.label} ({choice.why})"
+    _print_report(results, header, args.json, notes)
     return 0 if all(r.passed for r in results) else 1
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "conformance",
-        help="run a spec directory's reducer and round-trip fixtures against the reference model",
+        help="run a spec directory's reducer and round-trip fixtures against the reference model or a target",
         description=conformance.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--spec", metavar="DIR", help="spec directory or AHP checkout (default: $AHP_SPEC_DIR)")
-    p.add_argument(
-        "--version",
-        metavar="V",
-        help="model this protocol version or named profile, e.g. 0.6.0, 0.7.0-main, 0.8.0, "
-        "0.8.0-c840a57 (default: from the spec dir's CHANGELOG)",
-    )
+    _profiles.add_options(p, baseline=False)
+    p.add_argument("--version", metavar="V", help="the old spelling of --profile")
+    p.add_argument("--target", metavar="T",
+                   help="push the fixtures through this target (reference | adapter:<command line> | "
+                   "ts:<AHP checkout> | js:<module>) instead of the in-process model")
+    p.add_argument("--timeout", type=seconds_type, default=5.0,
+                   help="per-step target timeout in seconds (default 5)")
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.set_defaults(func=command)

@@ -6,7 +6,13 @@
 `--model` names what to serve instead of the reference model: `package.module:attr` or
 `path/to/file.py:attr`, where attr is an object with `reduce(kind, state, action, now_ms)`,
 or a class / factory called with the `Profile` that returns one. That is how a broken copy
-of the reference model is served for mutation checks.
+of the reference model is served for mutation checks. A served object may also have
+`encode_state(state) -> state`: how it writes a state out (a typed client's encoder); the
+states it keeps under handles stay as reduced, what goes on the wire is encoded.
+
+The reference model is served with its payload checks on: a schema-invalid payload is
+answered with a `MalformedAction` error reply. The optional `roundTrip` request (announced
+as `"roundTrip": true`) decodes and re-encodes a wire value with the model's JSON codec.
 
 The profile comes from `--profile`, else from the environment the harness sets
 (`AHP_FUZZ_PROFILE`, `AHP_PROTOCOL_VERSION`), else the pinned version.
@@ -26,7 +32,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.reference import MalformedAction, Model, Profile
+from harness.reference import MalformedAction, Model, Profile, codec
 from harness.spec.versions import KINDS, PINNED_VERSION, format_version, parse_version
 
 from . import jsonio
@@ -96,6 +102,7 @@ class Server:
 
     def __init__(self, model: ModelLike) -> None:
         self._reduce = model.reduce
+        self._out: Callable[[Any], Any] = getattr(model, "encode_state", None) or _same
         self.handles: dict[Any, tuple[str, dict[str, Any]]] = {}
         self._ops: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "reduce": self._op_reduce,
@@ -103,6 +110,7 @@ class Server:
             "step": self._op_step,
             "read": self._op_read,
             "drop": self._op_drop,
+            "roundTrip": self._op_round_trip,
         }
 
     def handle_line(self, line: bytes) -> bytes:
@@ -161,7 +169,7 @@ class Server:
         kind, state, now = self._kind(req), req.get("state"), _now(req)
         if type(state) is not dict:
             raise _BadRequest("badRequest", "reduce needs a state object")
-        return {"state": self._reduce(kind, state, req.get("action"), now)}
+        return {"state": self._out(self._reduce(kind, state, req.get("action"), now))}
 
     def _op_load(self, req: dict[str, Any]) -> dict[str, Any]:
         state = req.get("state")
@@ -177,14 +185,30 @@ class Server:
         kind, old = self._handle(req)
         new = self._reduce(kind, old, req.get("action"), _now(req))
         self.handles[req["handle"]] = (kind, new)
+        if self._out is not _same:
+            return {"changes": diff(self._out(old), self._out(new))}
         return {"changes": diff(old, new)}
 
     def _op_read(self, req: dict[str, Any]) -> dict[str, Any]:
-        return {"state": self._handle(req)[1]}
+        return {"state": self._out(self._handle(req)[1])}
+
+    def _op_round_trip(self, req: dict[str, Any]) -> dict[str, Any]:
+        wire = req.get("wire")
+        if type(wire) is not str:
+            raise _BadRequest("badRequest", "roundTrip needs the wire text as a string")
+        try:
+            value = codec.decode(wire)
+        except codec.WireDecodeError as e:
+            raise _BadRequest("badRequest", f"wire text is not JSON: {e}") from e
+        return {"wire": codec.encode(self._out(value))}
 
     def _op_drop(self, req: dict[str, Any]) -> dict[str, Any]:
         self.handles.pop(req.get("handle"), None)
         return {}
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 class _BadRequest(Exception):
@@ -254,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         profile = profile_from(args.profile)
-        model = load_model(args.model, profile) if args.model else Model(profile)
+        model = load_model(args.model, profile) if args.model else Model(profile, check_payloads=True)
     except (ValueError, ImportError, AttributeError, TypeError) as e:
         print(f"reference_adapter: {e}", file=sys.stderr)
         return 2
@@ -265,6 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "forms": forms,
         "protocolVersion": format_version(profile.version),
         "profile": profile.label,
+        "roundTrip": True,
     }
     try:
         return serve(Server(model), announcement)
