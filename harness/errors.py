@@ -22,12 +22,13 @@ class UsageError(Exception):
     """Bad arguments or environment: printed without a traceback, exit status 2."""
 
 
-class RunStopped(BaseException):
+class RunStopped(KeyboardInterrupt):
     """The run must end now: its wall-clock budget ran out, or a signal asked it to stop.
 
-    A `BaseException` (like `KeyboardInterrupt`) so that no `except Exception` — Hypothesis's
-    included — mistakes it for a failure of the code under test. `reason` is `"budget"` or the
-    signal's name (`"SIGINT"`, `"SIGTERM"`).
+    A `KeyboardInterrupt` so that no `except Exception` mistakes it for a failure of the code
+    under test, and so that Hypothesis lets it through untouched (it neither records nor
+    replays an interrupted test case). `reason` is `"budget"` or the signal's name (`"SIGINT"`,
+    `"SIGTERM"`). Catch it before any `except KeyboardInterrupt`.
     """
 
     def __init__(self, reason: str) -> None:

@@ -2,18 +2,31 @@
 
 Each subcommand is a module of this package exposing `register(subparsers)`; the parser it adds
 sets `func(args) -> int`. Exit codes everywhere: 0 clean, 1 something was found (a failure, a
-finding), 2 usage or setup error.
+finding), 2 usage or setup error, 3 internal error (a bug in ahp-fuzz: one line on stderr, the
+traceback saved to `internal-error.txt` in the run folder, or in the temp folder), 130 / 143
+interrupted by SIGINT / SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import tempfile
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from harness import __version__
-from harness.errors import UsageError
+from harness.errors import (
+    EXIT_INTERNAL,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_USAGE,
+    RunStopped,
+    UsageError,
+)
 
 #: Subcommand modules (under `harness.cli`), in help order.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -24,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "strategies",
     "campaign",
     "report",
+    "host",
 )
 
 __all__ = ["COMMAND_MODULES", "UsageError", "build_parser", "main"]
@@ -51,14 +65,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except UsageError as e:
         print(f"ahp-fuzz: error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except RunStopped as e:  # (a KeyboardInterrupt: caught first)
+        print(f"ahp-fuzz: interrupted ({e.reason})", file=sys.stderr)
+        return EXIT_SIGTERM if e.reason == "SIGTERM" else EXIT_SIGINT
     except KeyboardInterrupt:
         print("ahp-fuzz: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_SIGINT
     except BrokenPipeError:
         # The reader went away (`ahp-fuzz … | head`): stop quietly, as Unix tools do.
         _silence_stdout()
         return 0
+    except Exception as e:  # a bug in ahp-fuzz: never exit 1, which means "found something"
+        where = _save_traceback(getattr(args, "crash_dir", None))
+        print(
+            f"ahp-fuzz: internal error: {type(e).__name__}: {e}\n"
+            f"  this is a bug in ahp-fuzz, not in the target; traceback saved to {where}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _save_traceback(folder: Path | None) -> str:
+    """Write the current exception's traceback to `folder/internal-error.txt` (or a temp file)."""
+    text = f"ahp-fuzz {__version__}\ncommand: {' '.join(sys.argv)}\n\n{traceback.format_exc()}"
+    try:
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / "internal-error.txt"
+            path.write_text(text, encoding="utf-8")
+            return str(path)
+    except OSError:
+        pass
+    fd, name = tempfile.mkstemp(prefix="ahp-fuzz-internal-error-", suffix=".txt")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return name
 
 
 def _silence_stdout() -> None:

@@ -1,8 +1,16 @@
-"""Helpers shared by the subcommands: durations, profiles and targets as usage errors."""
+"""Helpers shared by the subcommands: durations, option types, profiles and targets as usage
+errors, and how ahp-fuzz was invoked (for commands printed to paste)."""
 
 from __future__ import annotations
 
+import argparse
+import os
 import re
+import shlex
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from harness.errors import UsageError
@@ -20,6 +28,51 @@ def parse_duration(text: str) -> float:
     return value * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
 
 
+# -- option types (argparse: a bad value is a usage error, exit 2, before anything starts) --------
+
+
+def duration_type(text: str) -> float:
+    """A duration greater than zero."""
+    try:
+        value = parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be longer than zero, got {text!r}")
+    return value
+
+
+def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An integer in [low, high] (no upper bound when high is None)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            want = f"between {low} and {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"must be {want}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def seconds_type(text: str) -> float:
+    """A number of seconds greater than zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds greater than zero, got {text!r}")
+    return value
+
+
+# -- targets and profiles ---------------------------------------------------------------------
+
+
 def open_target_or_usage(spec: str, profile: Profile, timeout_s: float, **options: Any) -> Any:
     """`open_target`, with an unknown spelling or a target that cannot start as a usage error."""
     from harness.targets.base import TargetSetupError, open_target
@@ -35,3 +88,46 @@ def profile_or_usage(name: str) -> Profile:
         return Profile.named(name)
     except ValueError as e:
         raise UsageError(str(e)) from e
+
+
+# -- how we were invoked ----------------------------------------------------------------------
+
+
+def program_name(argv0: str | None = None) -> str:
+    """How to spell ahp-fuzz in a command a person pastes: as it was invoked.
+
+    `.venv/bin/ahp-fuzz run …` prints `.venv/bin/ahp-fuzz replay …`; `ahp-fuzz` found on PATH
+    prints `ahp-fuzz`; `python -m harness.cli` prints `<that python> -m harness.cli`.
+    """
+    arg = argv0 if argv0 is not None else (sys.argv[0] if sys.argv else "")
+    name = os.path.basename(arg)
+    if name in ("__main__.py", "-m") or arg.endswith(os.path.join("harness", "cli", "__main__.py")):
+        return f"{shlex.quote(_python_spelling())} -m harness.cli"
+    if not name.startswith("ahp-fuzz"):
+        return "ahp-fuzz"  # embedded (tests, another tool): the console script's name
+    on_path = shutil.which(name)
+    if on_path and os.path.abspath(on_path) == os.path.abspath(arg):
+        return name
+    if os.path.isabs(arg):
+        try:
+            rel = os.path.relpath(arg)
+        except ValueError:
+            rel = arg
+        if not rel.startswith(".."):
+            return shlex.quote(rel if os.sep in rel else f".{os.sep}{rel}")
+    return shlex.quote(arg)
+
+
+def _python_spelling() -> str:
+    exe = sys.executable or "python3"
+    try:
+        rel = os.path.relpath(exe)
+    except ValueError:
+        return exe
+    return exe if rel.startswith("..") else rel
+
+
+def check_out_folder(out: Path) -> None:
+    """--out must be a folder (or not exist yet)."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder")

@@ -1,43 +1,61 @@
-"""`ahp-fuzz replay`: re-run a saved finding exactly and print what happens."""
+"""`ahp-fuzz replay`: re-run a saved finding exactly and print what happens.
+
+The result goes to stdout; notes (a run that died, an override of the recorded target) to
+stderr. Exit 1 while the finding reproduces, 0 once it does not, 2 for a file that is not a
+valid finding or a target that cannot start.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
+
+from rich.text import Text
 
 from harness.errors import UsageError
 
-from ._common import open_target_or_usage, profile_or_usage
+from . import _profiles
+from ._common import open_target_or_usage, seconds_type
 
 
 def replay_command(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from harness.corpus.finding import FindingFormatError, load_finding
+    from harness.corpus.finding import FindingFormatError, expand_target, load_finding
     from harness.engine.replay import replay
+    from harness.report.console import make_console
+    from harness.report.writers import earlier_run
 
+    err, out = make_console(stderr=True), make_console(stderr=False)
     try:
         finding = load_finding(args.file)
     except FindingFormatError as e:
         raise UsageError(str(e)) from e
-    spec = args.target or finding.target
-    profile = profile_or_usage(finding.profile)
-    target = open_target_or_usage(spec, profile, args.timeout)
+    run_folder = Path(args.file).resolve().parent.parent
+    if (run_folder / "report.json").is_file():
+        about = earlier_run(run_folder)
+        if about and "died without finishing" in about:
+            err.print(f"note: {about}", markup=False)
+    spec = args.target or expand_target(finding.target, args.file)
+    spec_dir = _profiles.spec_or_usage(args.spec)
+    choice = _profiles.choose_or_usage(args.profile, recorded=finding.profile, spec=spec_dir, target=spec)
+    baseline = _profiles.baseline_or_usage(args.baseline)
+    target = open_target_or_usage(spec, choice.profile, args.timeout)
     try:
-        result = replay(finding, target, target_is_model=spec.strip() == "reference")
+        _profiles.after_open(choice, target, spec)
+        result = replay(finding, target, target_is_model=spec.strip() == "reference",
+                        schema=_profiles.schema_of(spec_dir), baseline=baseline, profile=choice.profile)
     finally:
         target.close()
-    c = Console(highlight=False)
-    c.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "
-            f"{len(finding.steps)} steps, profile {finding.profile}, target {spec}", markup=False)
-    c.print(f"  {finding.message}", markup=False)
-    c.print(result.summary(finding), markup=False)
+    out.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "
+              f"{len(finding.steps)} steps, profile {choice.profile.label}, target {spec}", markup=False)
+    out.print(f"  {finding.message}", markup=False)
+    out.print(Text(result.summary(finding), style="red" if result.reproduced else "green"))
     for i, v in result.violations:
-        c.print(f"  step {i}: {v.invariant} [{v.severity}] {v.message}", markup=False)
+        out.print(f"  step {i}: {v.invariant} [{v.severity}] {v.message}", markup=False)
     if result.diff:
-        c.print("  expected (reference) vs observed (target):", markup=False)
+        out.print("  expected (reference) vs observed (target):", markup=False)
         for line in result.diff:
-            c.print(f"    {line}", markup=False)
+            out.print(f"    {line}", markup=False)
     return 1 if result.reproduced else 0
 
 
@@ -45,9 +63,12 @@ def register(sub: Any) -> None:
     r = sub.add_parser(
         "replay",
         help="re-run a saved finding exactly and print what happens",
-        description="Replay a finding file: exit 1 if it still reproduces, 0 if it no longer does.",
+        description="Replay a finding file: exit 1 if it still reproduces, 0 if it no longer does, "
+        "2 if the file is not a valid finding or the target cannot start.",
     )
     r.add_argument("file", help="a finding JSON file")
     r.add_argument("--target", help="target to replay against (default: the one recorded in the finding)")
-    r.add_argument("--timeout", type=float, default=5.0, help="per-step target timeout in seconds")
+    r.add_argument("--timeout", type=seconds_type, default=5.0,
+                   help="per-step target timeout in seconds, > 0 (default 5)")
+    _profiles.add_options(r)
     r.set_defaults(func=replay_command)

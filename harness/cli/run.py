@@ -1,63 +1,189 @@
-"""`ahp-fuzz run`: fuzz a target against the reference model and the invariant catalogue."""
+"""`ahp-fuzz run`: fuzz a target against the reference model and the invariant catalogue.
+
+Exit codes: 0 clean, 1 findings, 2 usage or setup error (nothing was fuzzed, or the target
+could not be restarted and nothing was found), 3 internal error, 130 / 143 interrupted by
+SIGINT / SIGTERM (report finalized as "interrupted", findings so far kept).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import inspect
+import shutil
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from harness.errors import (
+    EXIT_CLEAN,
+    EXIT_FOUND,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_USAGE,
+    RunStopped,
+    UsageError,
+)
 
-from ._common import open_target_or_usage, parse_duration, profile_or_usage
+from . import _profiles
+from ._common import (
+    check_out_folder,
+    duration_type,
+    int_range,
+    open_target_or_usage,
+    program_name,
+    seconds_type,
+)
+
+#: Targets that start a process: their start-up is bounded by the budget too.
+_PROCESS_PREFIXES = ("adapter:", "ts:", "js:")
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from harness.corpus.finding import FindingFormatError, portable_target
     from harness.engine.campaign import DEFAULT_KINDS, RunConfig, run_campaign
+    from harness.engine.control import RunControl
     from harness.engine.events import EventBus
-    from harness.report.console import ConsoleReporter
+    from harness.report.console import ConsoleReporter, make_console
     from harness.report.writers import FindingWriter, JsonReport, JunitReport
+    from harness.spec.versions import KINDS
 
-    try:
-        budget = parse_duration(args.budget)
-    except ValueError as e:
-        raise UsageError(str(e)) from e
-    kinds = tuple(k.strip() for k in args.kinds.split(",")) if args.kinds else DEFAULT_KINDS
-    profile = profile_or_usage(args.profile)
+    control = RunControl(args.budget)  # the budget counts from here: target start-up included
+    kinds = _kinds(args.kinds, DEFAULT_KINDS, KINDS)
+    spec_dir = _profiles.spec_or_usage(args.spec)
+    choice = _profiles.choose_or_usage(args.profile, spec=spec_dir, target=args.target)
+    profile = choice.profile
+    baseline = _profiles.baseline_or_usage(args.baseline)
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     out = Path(args.out) if args.out else Path("reports") / f"run-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
-    target = open_target_or_usage(args.target, profile, args.timeout)
+    earlier = _prepare_out(out, overwrite=args.overwrite, append=args.append)
+    args.crash_dir = out  # an internal error leaves its traceback here
+    program = program_name()
     is_model = args.target.strip() == "reference"
-    findings = FindingWriter(out / "findings")
-    report = JsonReport(out / "report.json", findings, ["ahp-fuzz", *sys.argv[1:]])
-    bus = EventBus(ConsoleReporter(quiet=args.quiet), findings, report, JunitReport(out / "junit.xml"))
-    config = RunConfig(
-        target=target,
-        target_spec=args.target,
-        target_is_model=is_model,
-        profile=profile,
-        seed=seed,
-        budget_s=budget,
-        max_steps=args.max_steps,
-        chunk_examples=args.chunk,
-        kinds=kinds,
-        adversarial_percent=args.adversarial,
-        probe_every=args.probe_every if args.probe_every is not None else (1 if is_model else 25),
-        max_findings=args.max_findings,
-        database=Path(args.database) if args.database else None,
-    )
-    try:
-        summary = run_campaign(config, bus)
-    except ValueError as e:
-        raise UsageError(str(e)) from e
-    finally:
-        target.close()
-    print(f"report: {out / 'report.json'}", file=sys.stderr)
+    options: dict[str, Any] = {}
+    if args.target.strip().startswith(_PROCESS_PREFIXES):
+        options["startup_timeout_s"] = min(30.0, args.budget)
+    with _stop_on_signals(control):
+        try:
+            target = open_target_or_usage(args.target, profile, args.timeout, **options)
+        except RunStopped as e:
+            print(f"ahp-fuzz: interrupted ({e.reason}) while starting the target", file=sys.stderr)
+            return EXIT_SIGTERM if e.reason == "SIGTERM" else EXIT_SIGINT
+        try:
+            profile = _profiles.after_open(choice, target, args.target).profile
+            findings = FindingWriter(out / "findings", program=program)
+            try:
+                earlier_files = [str(p) for p, _ in findings.store.findings()] if earlier else []
+            except FindingFormatError as e:
+                raise UsageError(f"--append: {e}") from e
+            report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]],
+                                earlier_findings=earlier_files)
+            stdout = make_console(stderr=False)
+            console = ConsoleReporter(out=stdout, quiet=args.quiet)
+            bus = EventBus(console, findings, report, JunitReport(out / "junit.xml", findings))
+            config = RunConfig(
+                target=target,
+                target_spec=portable_target(args.target),
+                target_is_model=is_model,
+                profile=profile,
+                seed=seed,
+                budget_s=args.budget,
+                max_steps=args.max_steps,
+                chunk_examples=args.chunk,
+                kinds=kinds,
+                adversarial_percent=args.adversarial,
+                probe_every=args.probe_every if args.probe_every is not None else (1 if is_model else 25),
+                max_findings=args.max_findings,
+                database=Path(args.database) if args.database else None,
+                control=control,
+                schema=_profiles.schema_of(spec_dir),
+                baseline=baseline,
+            )
+            try:
+                summary = run_campaign(config, bus)
+            except ValueError as e:
+                raise UsageError(str(e)) from e
+        finally:
+            # On a stop, no grace for the adapter: its process group is ended at once.
+            with _stop_on_signals(None):
+                _close(target, quick=control.reason is not None)
+    _profiles.report_baseline(baseline)
+    stdout.print(f"report: {out / 'report.json'}", markup=False)
     for f in summary.findings:
-        path = findings.paths.get(f.signature)
-        print(f"replay: {f.replay_command(path)}", file=sys.stderr)
-    return 1 if summary.findings else 0
+        stdout.print(f"replay: {f.replay_command(findings.paths.get(f.signature), program)}", markup=False)
+    if summary.status == "interrupted":
+        return EXIT_SIGTERM if summary.stopped_because == "SIGTERM" else EXIT_SIGINT
+    if summary.findings:
+        return EXIT_FOUND
+    if summary.target_unusable:
+        return EXIT_USAGE
+    return EXIT_CLEAN
+
+
+def _close(target: Any, *, quick: bool) -> None:
+    """Close the target; after a stop, with a short grace (its process group is then killed)."""
+    if quick and "grace_s" in inspect.signature(target.close).parameters:
+        target.close(grace_s=0.5)
+    else:
+        target.close()
+
+
+def _kinds(text: str | None, default: tuple[str, ...], known: tuple[str, ...]) -> tuple[str, ...]:
+    if text is None:
+        return default
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    if not kinds:
+        raise UsageError("--kinds: name at least one state kind")
+    bad = [k for k in kinds if k not in known]
+    if bad:
+        raise UsageError(f"--kinds: unknown state kind {', '.join(bad)} (want some of {', '.join(known)})")
+    return tuple(dict.fromkeys(kinds))
+
+
+def _prepare_out(out: Path, *, overwrite: bool, append: bool) -> bool:
+    """Check --out; with --overwrite remove an earlier run's outputs. True when appending to an
+    earlier run. An earlier run without either flag is a usage error (nothing is mixed)."""
+    from harness.report.writers import RUN_OUTPUTS, earlier_run
+
+    check_out_folder(out)
+    about = earlier_run(out)
+    if about is None:
+        return False
+    if overwrite:
+        for name in RUN_OUTPUTS:
+            p = out / name
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            elif p.exists() or p.is_symlink():
+                p.unlink()
+        return False
+    if append:
+        return True
+    raise UsageError(f"--out: {about}; pass --overwrite to replace it or --append to add to it")
+
+
+@contextlib.contextmanager
+def _stop_on_signals(control: Any) -> Iterator[None]:
+    """SIGINT and SIGTERM ask `control` to stop (None: they are noted and ignored meanwhile,
+    so that closing the target and writing the last lines are not cut short)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if control is not None:
+            control.request_stop(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def register(sub: Any) -> None:
@@ -67,26 +193,35 @@ def register(sub: Any) -> None:
         description="Fuzz a target: generated action sequences go through the target and the "
         "reference model together; every step is checked; failures are shrunk and saved as "
         "replayable findings. Exit 0 clean (known upstream issues do not count), 1 findings, "
-        "2 usage/setup error.",
+        "2 usage/setup error, 3 internal error, 130/143 interrupted (SIGINT/SIGTERM).",
     )
     p.add_argument("--target", default="reference",
                    help="reference | adapter:<command line> | ts:<AHP checkout> | js:<module> (default: reference)")
-    p.add_argument("--budget", default="60s", help="wall-clock budget, e.g. 30s, 5m, 1h (default: 60s)")
-    p.add_argument("--seed", type=int, help="run seed (default: derived from the clock; printed)")
-    p.add_argument("--profile", default="0.7.0",
-                   help="protocol version or named profile (0.6.0, 0.7.0, 0.7.0-main, 0.8.0, …; default 0.7.0)")
-    p.add_argument("--kinds", help="comma-separated state kinds to fuzz (default: all seven)")
-    p.add_argument("--max-steps", type=int, default=40, help="max actions per generated sequence (default 40)")
-    p.add_argument("--chunk", type=int, default=25, help="sequences per seed chunk (default 25)")
-    p.add_argument("--adversarial", type=int, default=10, metavar="PCT",
-                   help="percentage of adversarial actions (default 10)")
-    p.add_argument("--probe-every", type=int, metavar="N",
+    p.add_argument("--budget", default="60s", type=duration_type,
+                   help="hard wall-clock limit for the whole run, e.g. 30s, 5m, 1h (default: 60s)")
+    p.add_argument("--seed", type=int_range(0), help="run seed (default: derived from the clock; printed)")
+    _profiles.add_options(p)
+    p.add_argument("--kinds", help="comma-separated state kinds to fuzz (default: all seven, or those "
+                   "the target announces)")
+    p.add_argument("--max-steps", type=int_range(1), default=40,
+                   help="max actions per generated sequence (default 40)")
+    p.add_argument("--chunk", type=int_range(1), default=25, help="sequences per seed chunk (default 25)")
+    p.add_argument("--adversarial", type=int_range(0, 100), default=10, metavar="PCT",
+                   help="percentage of adversarial actions, 0–100 (default 10)")
+    p.add_argument("--probe-every", type=int_range(0), metavar="N",
                    help="run probe checks (purity, determinism, …) every N steps; 0 = never "
                    "(default: 1 for the reference model, 25 for other targets, whose probes cost a "
                    "full-state round trip)")
-    p.add_argument("--max-findings", type=int, help="stop after this many findings")
-    p.add_argument("--timeout", type=float, default=5.0, help="per-step target timeout in seconds (default 5)")
-    p.add_argument("--out", help="output folder (default: reports/run-<time>-seed<seed>)")
+    p.add_argument("--max-findings", type=int_range(1), help="stop after this many findings")
+    p.add_argument("--timeout", type=seconds_type, default=5.0,
+                   help="per-step target timeout in seconds, > 0 (default 5; never past the budget)")
+    p.add_argument("--out", help="output folder (default: reports/run-<time>-seed<seed>); a folder "
+                   "holding an earlier run is refused unless --overwrite or --append")
+    reuse = p.add_mutually_exclusive_group()
+    reuse.add_argument("--overwrite", action="store_true",
+                       help="remove an earlier run's outputs from --out first")
+    reuse.add_argument("--append", action="store_true",
+                       help="keep an earlier run's findings in --out and add to them")
     p.add_argument("--database", help="a Hypothesis example database folder shared across runs (accelerator)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run_command)

@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shlex
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.spec.versions import KINDS
+
 FORMAT = "ahp-fuzz/finding"
 FORMAT_VERSION = 1
+SEVERITIES = ("violation", "warning", "divergence", "known")
+
+#: Placeholders a recorded target may hold (docs/corpus.md, "Portable targets"), expanded at
+#: replay: the Python interpreter running ahp-fuzz, and the folder holding the finding file.
+PYTHON_PLACEHOLDER = "{python}"
+HERE_PLACEHOLDER = "{here}"
 
 
 class FindingFormatError(ValueError):
@@ -67,14 +78,17 @@ class Finding:
     def file_name(self) -> str:
         return f"{self.invariant.lower()}-{self.kind}-{self.signature}.json"
 
-    def replay_command(self, path: str | Path | None = None) -> str:
-        where = str(path) if path is not None else f"corpora/{self.file_name}"
-        target = "" if self.target == "reference" else f" --target '{self.target}'"
-        return f"ahp-fuzz replay {where}{target}"
+    def replay_command(self, path: str | Path | None = None, program: str = "ahp-fuzz") -> str:
+        """The command that replays this finding on its recorded target: `program` is how
+        ahp-fuzz was invoked (e.g. `.venv/bin/ahp-fuzz`), `path` where the file was written
+        (the bare file name when unknown). Replay runs on the target recorded in the file,
+        so the command needs no --target."""
+        where = shlex.quote(str(path) if path is not None else self.file_name)
+        return f"{program} replay {where}"
 
     # -- JSON ---------------------------------------------------------------------------------
 
-    def to_json(self, path: str | Path | None = None) -> dict[str, Any]:
+    def to_json(self, path: str | Path | None = None, program: str = "ahp-fuzz") -> dict[str, Any]:
         return {
             "format": FORMAT,
             "formatVersion": FORMAT_VERSION,
@@ -90,13 +104,14 @@ class Finding:
             "failingStep": self.failing_step,
             "expected": self.expected,
             "observed": self.observed,
-            "replay": self.replay_command(path),
+            "replay": self.replay_command(path, program),
             "seed": self.seed,
             "extra": self.extra,
         }
 
     @classmethod
     def from_json(cls, data: Any, source: str = "finding") -> Finding:
+        """Read and validate a finding: every field is checked, so a file that loads replays."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise FindingFormatError(f"{source}: not an ahp-fuzz finding (no \"format\": \"{FORMAT}\")")
         if data.get("formatVersion") != FORMAT_VERSION:
@@ -104,27 +119,72 @@ class Finding:
                 f"{source}: finding format version {data.get('formatVersion')!r}; "
                 f"this ahp-fuzz reads version {FORMAT_VERSION}"
             )
-        try:
-            inv = data["invariant"]
-            return cls(
-                invariant=inv["id"],
-                severity=inv["severity"],
-                title=inv.get("title", ""),
-                message=data.get("message", ""),
-                profile=data["profile"],
-                target=data.get("target", "reference"),
-                kind=data["kind"],
-                initial=data["initial"],
-                steps=[TraceStep(s["action"], int(s["nowMs"]), bool(s.get("probe"))) for s in data["steps"]],
-                failing_step=int(data["failingStep"]),
-                expected=data.get("expected"),
-                observed=data.get("observed"),
-                known_issue=data.get("knownIssue"),
-                seed=data.get("seed"),
-                extra=data.get("extra") or {},
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise FindingFormatError(f"{source}: malformed finding ({type(e).__name__}: {e})") from e
+
+        def bad(field_name: str, why: str) -> FindingFormatError:
+            return FindingFormatError(f"{source}: field {field_name!r} {why}")
+
+        inv = data.get("invariant")
+        if not isinstance(inv, dict) or not isinstance(inv.get("id"), str) or not inv["id"]:
+            raise bad("invariant", "must be an object with a non-empty string \"id\"")
+        if inv.get("severity") not in SEVERITIES:
+            raise bad("invariant.severity", f"is {inv.get('severity')!r}; want one of {', '.join(SEVERITIES)}")
+        kind = data.get("kind")
+        if kind not in KINDS:
+            raise bad("kind", f"is {kind!r}; want one of {', '.join(KINDS)}")
+        profile = data.get("profile")
+        if not isinstance(profile, str) or not _known_profile(profile):
+            raise bad("profile", f"is {profile!r}, not a known version or named profile")
+        target = data.get("target", "reference")
+        if not isinstance(target, str) or not target.strip():
+            raise bad("target", "must be a non-empty string")
+        if not isinstance(data.get("initial"), dict):
+            raise bad("initial", "must be a JSON object (the initial state)")
+        raw_steps = data.get("steps")
+        if not isinstance(raw_steps, list) or not raw_steps:
+            raise bad("steps", "must be a non-empty list")
+        steps = []
+        for i, st in enumerate(raw_steps):
+            if not isinstance(st, dict) or "action" not in st:
+                raise bad(f"steps[{i}]", "must be an object with an \"action\"")
+            now = st.get("nowMs")
+            if type(now) is not int or now < 0:
+                raise bad(f"steps[{i}].nowMs", f"is {now!r}; want a non-negative integer")
+            if not isinstance(st.get("probe", False), bool):
+                raise bad(f"steps[{i}].probe", "must be true or false")
+            steps.append(TraceStep(st["action"], now, bool(st.get("probe"))))
+        failing = data.get("failingStep")
+        if type(failing) is not int or not 0 <= failing < len(steps):
+            raise bad("failingStep", f"is {failing!r}; want an index into steps (0…{len(steps) - 1})")
+        for name in ("message", "title"):
+            value = data.get(name, "") if name == "message" else inv.get(name, "")
+            if not isinstance(value, str):
+                raise bad(name, "must be a string")
+        extra = data.get("extra") or {}
+        if not isinstance(extra, dict):
+            raise bad("extra", "must be an object")
+        seed_value = data.get("seed")
+        if seed_value is not None and type(seed_value) is not int:
+            raise bad("seed", "must be an integer or null")
+        known_issue = data.get("knownIssue")
+        if known_issue is not None and not isinstance(known_issue, str):
+            raise bad("knownIssue", "must be a string or null")
+        return cls(
+            invariant=inv["id"],
+            severity=inv["severity"],
+            title=inv.get("title", ""),
+            message=data.get("message", ""),
+            profile=profile,
+            target=target,
+            kind=kind,
+            initial=data["initial"],
+            steps=steps,
+            failing_step=failing,
+            expected=data.get("expected"),
+            observed=data.get("observed"),
+            known_issue=known_issue,
+            seed=seed_value,
+            extra=extra,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,12 +196,78 @@ def _type_of(action: Any) -> str:
     return f"<{type(action).__name__}>"
 
 
+def _known_profile(name: str) -> bool:
+    from harness.reference.profile import Profile
+
+    try:
+        Profile.named(name)
+    except ValueError:
+        return False
+    return True
+
+
+# -- portable targets ----------------------------------------------------------------------------
+
+
+def portable_target(spec: str, cwd: str | Path | None = None) -> str:
+    """The target spelling to record in a finding, so that it replays from any working directory:
+    in `adapter:` command lines the interpreter running ahp-fuzz becomes `{python}` and every
+    argument naming an existing relative path (or `PATH:ATTR`) becomes absolute; the checkout or
+    module of `ts:` / `js:` becomes absolute. Anything else is kept as written."""
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    text = spec.strip()
+    for prefix in ("ts:", "js:"):
+        if text.startswith(prefix):
+            return prefix + _absolute(text[len(prefix) :], base)
+    if not text.startswith("adapter:"):
+        return text
+    try:
+        argv = shlex.split(text[len("adapter:") :])
+    except ValueError:
+        return text
+    out = []
+    for i, tok in enumerate(argv):
+        if i == 0 and os.sep in tok and os.path.abspath(base / tok) == os.path.abspath(sys.executable):
+            out.append(PYTHON_PLACEHOLDER)
+        else:
+            out.append(_absolute(tok, base))
+    return "adapter:" + " ".join(t if t == PYTHON_PLACEHOLDER else shlex.quote(t) for t in out)
+
+
+def _absolute(token: str, base: Path) -> str:
+    """`token` with a relative path (or the path of `PATH:ATTR`) made absolute, if it exists."""
+    if not token or token.startswith("-") or os.path.isabs(token) or "{" in token:
+        return token
+    path, sep, attr = token.rpartition(":")
+    if sep and path and (base / path).exists() and os.sep in path + "/":
+        return f"{(base / path).resolve()}:{attr}"
+    if os.sep in token and (base / token).exists():
+        return str((base / token).resolve())
+    return token
+
+
+def expand_target(spec: str, finding_path: str | Path | None = None) -> str:
+    """A recorded target with its placeholders filled in: `{python}` → this interpreter,
+    `{here}` → the folder holding the finding file (quoted for `adapter:` command lines)."""
+    adapter = spec.strip().startswith("adapter:")
+    quote = shlex.quote if adapter else (lambda s: s)
+    text = spec.replace(PYTHON_PLACEHOLDER, quote(sys.executable))
+    if HERE_PLACEHOLDER in text:
+        here = Path(finding_path).resolve().parent if finding_path is not None else Path.cwd()
+        text = text.replace(HERE_PLACEHOLDER, quote(str(here)))
+    return text
+
+
 def load_finding(path: str | Path) -> Finding:
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise FindingFormatError(f"no such finding file: {p}") from None
+    except IsADirectoryError:
+        raise FindingFormatError(f"{p} is a folder, not a finding file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise FindingFormatError(f"{p}: cannot read ({e})") from e
     except json.JSONDecodeError as e:
         raise FindingFormatError(f"{p}: not JSON ({e})") from e
     if isinstance(data, dict) and data.get("format") == "ahp-fuzz/command-finding":

@@ -11,6 +11,14 @@ from pathlib import Path
 from .finding import Finding, load_finding
 
 
+def file_mode() -> int:
+    """The mode a new file gets from open() under the current umask (0644 under 022): output
+    files are for other people and tools to read, unlike mkstemp's private 0600."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 class CorpusStore:
     """A folder of findings. `save` is atomic (temp file + rename) and skips known signatures."""
 
@@ -29,16 +37,18 @@ class CorpusStore:
         for p in sorted(self.directory.glob("*.json")):
             yield p, load_finding(p)
 
-    def save(self, finding: Finding) -> tuple[Path, bool]:
-        """Write `finding`; returns (path, written). An existing signature is not written again."""
+    def save(self, finding: Finding, *, program: str = "ahp-fuzz") -> tuple[Path, bool]:
+        """Write `finding`; returns (path, written). An existing signature is not written again.
+        `program` is how ahp-fuzz was invoked, for the replay command in the file."""
         path = self.directory / finding.file_name
         sigs = self.signatures()
         if finding.signature in sigs:
             return path, False
         self.directory.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(finding.to_json(path), indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(finding.to_json(path, program), indent=2, ensure_ascii=False) + "\n"
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
         try:
+            os.fchmod(fd, file_mode())
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
                 fh.flush()

@@ -1,61 +1,115 @@
-"""The console consumer: a progress line on long runs, each finding as it is confirmed, and a
-closing summary."""
+"""The console consumer: progress for people watching, results for people (and logs) reading.
+
+* stderr: the run's configuration, a progress line every `every_s` seconds, notices, each known
+  upstream issue the first time it fires, and "shrinking …" when a failure was caught;
+* stdout: each finding as it is confirmed, and the closing verdict (the command line adds the
+  report path and the replay commands after it).
+
+Data (targets, messages, invariant titles) is never read as rich markup, and lines are never
+wrapped by the console (`soft_wrap`): a log keeps each line whole whatever the terminal width.
+"""
 
 from __future__ import annotations
 
-import sys
 import time
 
 from rich.console import Console
+from rich.text import Text
 
-from harness.engine.events import Event, FindingFound, KnownSeen, Progress, RunFinished, RunStarted
+from harness.engine.events import (
+    Event,
+    FindingFound,
+    KnownSeen,
+    Notice,
+    Progress,
+    RunFinished,
+    RunStarted,
+    Shrinking,
+)
+
+
+def make_console(*, stderr: bool) -> Console:
+    """A console that prints data as it is: no markup, no highlighting, no hard wrapping."""
+    return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
 class ConsoleReporter:
-    def __init__(self, console: Console | None = None, *, every_s: float = 5.0, quiet: bool = False):
-        self.console = console or Console(stderr=True, highlight=False)
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        out: Console | None = None,
+        every_s: float = 5.0,
+        quiet: bool = False,
+    ):
+        self.console = console or make_console(stderr=True)  # progress
+        self.out = out or make_console(stderr=False)  # results
         self.every_s = every_s
         self.quiet = quiet
-        self._last = 0.0
+        self._last = time.monotonic()
 
     def __call__(self, event: Event) -> None:
-        c = self.console
+        err, out = self.console, self.out
         if isinstance(event, RunStarted):
             budget = f"{event.budget_s:g}s" if event.budget_s is not None else "fixed"
-            c.print(
-                f"ahp-fuzz run: target [b]{event.target}[/b], profile {event.profile}, "
-                f"seed {event.seed}, budget {budget}, kinds {', '.join(event.kinds)}"
+            err.print(
+                f"ahp-fuzz run: target {event.target}, profile {event.profile}, "
+                f"seed {event.seed}, budget {budget}, kinds {', '.join(event.kinds)}",
+                markup=False,
             )
         elif isinstance(event, Progress):
             now = time.monotonic()
             if not self.quiet and now - self._last >= self.every_s:
                 self._last = now
                 rate = event.steps / event.elapsed_s if event.elapsed_s else 0.0
-                c.print(
+                err.print(
                     f"  {event.elapsed_s:6.1f}s  {event.examples} runs  {event.steps} steps "
-                    f"({rate:,.0f}/s)  findings {event.findings}  known {event.known}"
+                    f"({rate:,.0f}/s)  findings {event.findings}  known {event.known}",
+                    markup=False,
+                )
+        elif isinstance(event, Notice):
+            err.print(Text(f"  note: {event.message}", style="yellow"))
+        elif isinstance(event, Shrinking):
+            if not self.quiet:
+                err.print(
+                    f"  caught {event.invariant} on {event.kind} after {event.steps} steps; shrinking…",
+                    markup=False,
                 )
         elif isinstance(event, FindingFound):
             f = event.finding
-            state = "reproduced" if event.reproduced else "[yellow]did not reproduce on replay[/yellow]"
-            c.print(
-                f"[red]FINDING[/red] {f.invariant} [{f.severity}] on {f.kind} after "
-                f"{f.failing_step + 1} steps ({state})"
-            )
-            c.print(f"    {f.message}", markup=False)
+            line = Text()
+            line.append("FINDING", style="bold red")
+            line.append(f" {f.invariant} [{f.severity}] on {f.kind} after {f.failing_step + 1} steps (")
+            if event.reproduced:
+                line.append("reproduced")
+            else:
+                line.append("did not reproduce on replay", style="yellow")
+            line.append(")")
+            out.print(line)
+            out.print(Text(f"    {f.message}"))
         elif isinstance(event, KnownSeen):
             if not self.quiet:
-                c.print(
+                err.print(
                     f"  known: {event.invariant} on {event.kind} ({event.known_issue or 'upstream issue'})",
                     markup=False,
                 )
         elif isinstance(event, RunFinished):
             rate = event.steps / event.elapsed_s if event.elapsed_s else 0.0
             known = sum(event.known_counts.values())
-            verdict = "[red]FOUND[/red]" if event.findings else "[green]clean[/green]"
-            c.print(
-                f"{verdict}: {len(event.findings)} finding(s), {known} known-issue hit(s) in "
+            line = Text()
+            if event.status == "interrupted":
+                line.append(f"interrupted ({event.stopped_because})", style="yellow")
+            elif event.status == "error":
+                line.append("internal error", style="bold red")
+            elif event.findings:
+                line.append("FOUND", style="red")
+            else:
+                line.append("clean", style="green")
+            line.append(
+                f": {len(event.findings)} finding(s), {known} known-issue hit(s) in "
                 f"{event.examples} runs / {event.steps} steps, {event.elapsed_s:.1f}s ({rate:,.0f} steps/s); "
                 f"stopped: {event.stopped_because}"
             )
-        sys.stderr.flush()
+            out.print(line)
+            if event.error:
+                err.print(f"  {event.error}", markup=False)

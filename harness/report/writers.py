@@ -1,30 +1,46 @@
 """Event consumers that write run outputs: the findings folder, `report.json`, `junit.xml`.
 
-Each is a callable taking engine events; `report.json` is rewritten after every finding and at
-the end (atomically), so a killed run still leaves a valid report of what it had found.
+Each is a callable taking engine events. `report.json` is rewritten (atomically) as the run
+goes — at the start, after every finding and notice, on progress at most once a second, and at
+the end — so at every moment its counters and its findings agree, and a run that died without
+warning (kill -9, power loss) is recognisable: its report still says `"status": "running"` and
+names a process that is gone (`earlier_run`). Output files are written 0644 (under umask 022).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from harness import __version__
-from harness.corpus.store import CorpusStore
-from harness.engine.events import Event, FindingFound, KnownSeen, Progress, RunFinished, RunStarted
+from harness.corpus.store import CorpusStore, file_mode
+from harness.engine.events import (
+    Event,
+    FindingFound,
+    KnownSeen,
+    Notice,
+    Progress,
+    RunFinished,
+    RunStarted,
+)
 
 REPORT_FORMAT = "ahp-fuzz/report"
+#: What a run writes into its folder (`--overwrite` removes exactly these).
+RUN_OUTPUTS = ("report.json", "junit.xml", "index.html", "findings", "internal-error.txt")
 
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
@@ -36,36 +52,57 @@ def write_atomic(path: Path, text: str) -> None:
 class FindingWriter:
     """Saves each confirmed finding into `directory` the moment it arrives."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, *, program: str = "ahp-fuzz"):
         self.store = CorpusStore(directory)
+        self.program = program
         self.paths: dict[str, Path] = {}
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, FindingFound):
-            path, _ = self.store.save(event.finding)
+            path, _ = self.store.save(event.finding, program=self.program)
             self.paths[event.finding.signature] = path
 
 
 class JsonReport:
     """`report.json`: the run's configuration, counters, findings (with replay commands),
-    known upstream violations seen, and per-action-type coverage."""
+    known upstream violations seen, notices, and per-action-type coverage."""
 
-    def __init__(self, path: Path, findings: FindingWriter, argv: list[str] | None = None):
+    def __init__(
+        self,
+        path: Path,
+        findings: FindingWriter,
+        argv: list[str] | None = None,
+        *,
+        earlier_findings: list[str] | None = None,
+        save_every_s: float = 1.0,
+    ):
         self.path = path
         self.findings_writer = findings
+        self.save_every_s = save_every_s
+        self._saved_at = 0.0
         self.data: dict[str, Any] = {
             "format": REPORT_FORMAT,
             "formatVersion": 1,
             "tool": {"name": "ahp-fuzz", "version": __version__},
             "command": argv or [],
-            "startedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "startedAt": _now(),
+            "updatedAt": _now(),
+            "status": "running",
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "progress": {"elapsedSeconds": 0.0, "examples": 0, "steps": 0, "findings": 0, "known": 0},
             "findings": [],
             "known": {},
-            "status": "running",
+            "notices": [],
         }
+        if earlier_findings:
+            self.data["earlierFindings"] = earlier_findings  # kept by --append
 
     def _save(self) -> None:
+        self.data["updatedAt"] = _now()
+        self.data["progress"]["findings"] = len(self.data["findings"])
         write_atomic(self.path, json.dumps(self.data, indent=2, ensure_ascii=False) + "\n")
+        self._saved_at = time.monotonic()
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
@@ -82,9 +119,13 @@ class JsonReport:
                     "invariant": f.invariant, "severity": f.severity, "title": f.title,
                     "kind": f.kind, "message": f.message, "steps": f.failing_step + 1,
                     "signature": f.signature, "reproduced": event.reproduced,
-                    "file": str(path) if path else None, "replay": f.replay_command(path),
+                    "file": str(path) if path else None,
+                    "replay": f.replay_command(path, self.findings_writer.program),
                 }
             )
+            self._save()
+        elif isinstance(event, Notice):
+            self.data["notices"].append(event.message)
             self._save()
         elif isinstance(event, KnownSeen):
             entry = self.data["known"].setdefault(
@@ -93,13 +134,23 @@ class JsonReport:
             if event.kind not in entry["kinds"]:
                 entry["kinds"].append(event.kind)
         elif isinstance(event, Progress):
-            self.data["progress"] = event.__dict__
+            p = asdict(event)
+            self.data["progress"] = {
+                "elapsedSeconds": round(p.pop("elapsed_s"), 3), **p,
+                "findings": len(self.data["findings"]),
+            }
+            if time.monotonic() - self._saved_at >= self.save_every_s:
+                self._save()
         elif isinstance(event, RunFinished):
             for inv, n in event.known_counts.items():
                 self.data["known"].setdefault(inv, {"kinds": []})["count"] = n
+            self.data["progress"].update(
+                elapsedSeconds=round(event.elapsed_s, 3), examples=event.examples, steps=event.steps
+            )
             self.data.update(
-                status="finished",
+                status=event.status,
                 stoppedBecause=event.stopped_because,
+                finishedAt=_now(),
                 elapsedSeconds=round(event.elapsed_s, 3),
                 examples=event.examples,
                 steps=event.steps,
@@ -107,35 +158,99 @@ class JsonReport:
                 coverage=event.coverage,
                 **event.extra,
             )
+            if event.error:
+                self.data["error"] = event.error
             self._save()
 
 
 class JunitReport:
-    """`junit.xml`: one test case per invariant that fired (failure) plus one for the run."""
+    """`junit.xml`: one test case per finding (failure) plus one for the run (an error when the
+    run was interrupted or the harness failed)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, findings: FindingWriter | None = None):
         self.path = path
+        self.findings_writer = findings
         self.found: list[FindingFound] = []
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, FindingFound):
             self.found.append(event)
         elif isinstance(event, RunFinished):
+            writer = self.findings_writer
+            program = writer.program if writer else "ahp-fuzz"
             cases = []
             for ev in self.found:
                 f = ev.finding
+                path = writer.paths.get(f.signature) if writer else None
                 name = quoteattr(f"{f.invariant} {f.kind} {f.signature}")
-                body = escape(f"{f.message}\nreplay: {f.replay_command()}")
+                body = escape(f"{f.message}\nreplay: {f.replay_command(path, program)}")
                 cases.append(
                     f'  <testcase classname="ahp-fuzz.{f.kind}" name={name}>'
-                    f"<failure message={quoteattr(f.title)}>{body}</failure></testcase>"
+                    f"<failure message={quoteattr(f'[{f.severity}] {f.title}')}>{body}</failure></testcase>"
                 )
-            cases.append(
-                f'  <testcase classname="ahp-fuzz" name="campaign" time="{event.elapsed_s:.3f}"/>'
-            )
+            run_case = f'  <testcase classname="ahp-fuzz" name="campaign" time="{event.elapsed_s:.3f}"'
+            errors = 0
+            if event.status != "finished":
+                errors = 1
+                why = event.error or f"run {event.status} ({event.stopped_because})"
+                run_case += f"><error message={quoteattr(why)}/></testcase>"
+            else:
+                run_case += "/>"
+            cases.append(run_case)
             xml = (
                 '<?xml version="1.0" encoding="UTF-8"?>\n'
                 f'<testsuite name="ahp-fuzz" tests="{len(cases)}" failures="{len(self.found)}" '
-                f'time="{event.elapsed_s:.3f}">\n' + "\n".join(cases) + "\n</testsuite>\n"
+                f'errors="{errors}" time="{event.elapsed_s:.3f}">\n' + "\n".join(cases) + "\n</testsuite>\n"
             )
             write_atomic(self.path, xml)
+
+
+def earlier_run(folder: Path) -> str | None:
+    """A sentence about the run whose outputs `folder` holds, or None when it holds none.
+    A report still `"running"` whose process is gone is called out: that run died without
+    finishing (killed, out of memory, power loss)."""
+    report = folder / "report.json"
+    if not report.is_file():
+        if (folder / "findings").is_dir() and any((folder / "findings").glob("*.json")):
+            return f"{folder} holds findings of an earlier run (no report.json)"
+        return None
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"{folder} holds an unreadable report.json"
+    if not isinstance(data, dict):
+        return f"{folder} holds an unreadable report.json"
+    started = data.get("startedAt", "?")
+    status = data.get("status")
+    n = len(data.get("findings") or [])
+    if status == "running":
+        if run_died(data):
+            return (
+                f"run started {started} in {folder} died without finishing "
+                f"(report.json still says running; process {data.get('pid')} is gone; {n} finding(s) saved)"
+            )
+        return f"{folder} belongs to a run started {started} that is still running (process {data.get('pid')})"
+    return f"{folder} holds a run started {started} ({status}, {n} finding(s))"
+
+
+def run_died(data: dict[str, Any]) -> bool:
+    """A report that says running, written by a process of this host that no longer exists
+    (or by a report without a pid, from before reports recorded one)."""
+    if data.get("status") != "running":
+        return False
+    pid = data.get("pid")
+    if data.get("host") not in (None, socket.gethostname()):
+        return False  # another machine's run: cannot tell
+    if type(pid) is not int:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -363,6 +363,11 @@ class AdapterTarget:
         line = _encode({"id": rid, **request}).encode() + b"\n"
         return self._round_trip(proc, line, rid, op)
 
+    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send one request of an optional op (e.g. `roundTrip`) and return its reply as is
+        (an error reply is returned, not raised; a crash or hang raises)."""
+        return self._call(request)
+
     def _round_trip(self, proc: LineProcess, line: bytes, rid: int, op: str) -> dict[str, Any]:
         deadline, cut = self._wait_until(self.timeout_s)
         try:
@@ -418,6 +423,29 @@ class AdapterTarget:
             {"op": "reduce", "kind": kind, "state": state, "action": action, "now": now_ms}
         )
         return self._expect_state(reply, "reduce")
+
+    def observe_clock(
+        self, kind: str, state: State, action: Action, now_ms: int
+    ) -> tuple[State, int | None] | None:
+        """`reduce`, with the clock reads the adapter counted during the call (docs/adapters.md:
+        `"observeClock": true` → `"clockReads": n`). None when the adapter does not announce
+        `observesClock`; the count is None when its reply carries no valid one."""
+        if self.announcement.get("observesClock") is not True:
+            return None
+        reply = self._call(
+            {
+                "op": "reduce",
+                "kind": kind,
+                "state": state,
+                "action": action,
+                "now": now_ms,
+                "observeClock": True,
+            }
+        )
+        new = self._expect_state(reply, "reduce")
+        reads = reply.get("clockReads")
+        ok = type(reads) is int and reads >= 0
+        return new, reads if ok else None
 
     def session(self, kind: str, state: State) -> TargetSession:
         """A fast-form session when the adapter offers it, else a wrapper over `reduce`."""

@@ -276,12 +276,17 @@ class LineProcess:
 
     def kill(self) -> None:
         """SIGKILL the process group and reap the child."""
+        self._kill_group()
         if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(2.0)
         self._close_pipes()
+
+    def _kill_group(self) -> None:
+        """SIGKILL everything left in the child's process group — also after the child itself
+        exited, so that nothing it started (a server, a watcher) outlives the run."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
 
     def wait_exit(self, timeout_s: float) -> int | None:
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -299,6 +304,7 @@ class LineProcess:
                     os.killpg(self.proc.pid, signal.SIGTERM)
                 if self.wait_exit(1.0) is None:
                     self.kill()
+        self._kill_group()
         self._close_pipes()
         self._stderr_thread.join(0.5)
         return self.proc.poll()
