@@ -2,9 +2,10 @@
 
 `fuzz_frames(url, cases)` sends each `FrameCase` (strategies/frames.py) on a fuzz connection,
 then a sentinel `ping`, and compares what came back before the sentinel's answer with what the
-case expects. A separate *healthy* connection keeps a session of its own; every
-`health_every` cases (and at the end) it must still answer `ping`, still find its session in
-`listSessions`, and get a snapshot equal to the one it took at the start. A fuzz connection the
+case expects. A separate *healthy* connection keeps a session of its own (with one completed turn in its
+default chat); every `health_every` cases (and at the end) it must still answer `ping`, still
+find its session in `listSessions`, and get session and chat snapshots equal to the ones it
+took at the start. A fuzz connection the
 host closes where no close was expected counts as a host crash (the connection handler died),
 and the fuzzer reconnects and carries on. Every wait is bounded.
 
@@ -150,6 +151,7 @@ class _Healthy:
         self.url = url
         self.timeout_s = timeout_s
         self.conn: ProbeClient | None = None
+        self.chat: str | None = None
         self.baseline: Any = None
 
     async def start(self) -> None:
@@ -161,7 +163,17 @@ class _Healthy:
             if e.code != -32003:  # a host run twice against: reuse the session
                 raise
         await self.conn.dispatch(HEALTHY_SESSION, {"type": "session/titleChanged", "title": "frames healthy"})
-        self.baseline = (await self.conn.subscribe(HEALTHY_SESSION))["state"]
+        session = (await self.conn.subscribe(HEALTHY_SESSION))["state"]
+        self.chat = session.get("defaultChat")
+        if self.chat:
+            turns = (await self.conn.subscribe(self.chat))["state"].get("turns", [])
+            await self.conn.run_turn(self.chat, f"healthy-{len(turns) + 1}", "a healthy turn")
+        self.baseline = await self._states()
+
+    async def _states(self) -> list[Any]:
+        assert self.conn is not None
+        uris = [HEALTHY_SESSION, self.chat] if self.chat else [HEALTHY_SESSION]
+        return [(snap or {}).get("state") for snap in [await self.conn.subscribe(u) for u in uris]]
 
     async def check(self, report: FrameReport) -> None:
         report.health_checks += 1
@@ -172,8 +184,7 @@ class _Healthy:
             if HEALTHY_SESSION not in {i.get("resource") for i in listed.get("items", [])}:
                 report.lost_sessions += 1
                 return
-            snap = await self.conn.subscribe(HEALTHY_SESSION)
-            if snap is None or snap.get("state") != self.baseline:
+            if await self._states() != self.baseline:
                 report.corrupted_sessions += 1
         except ProbeError:
             report.lost_sessions += 1
