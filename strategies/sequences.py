@@ -177,6 +177,37 @@ def _session_with_chats(
     return draw(uris.session_uris()), session, chats
 
 
+@dataclass(frozen=True)
+class ChannelGroup:
+    """A session and some of its chats, as one multi-channel starting point: the session's
+    `chats` catalog mirrors the chat states; each chat's subset is absent, empty or partial."""
+
+    session_uri: str
+    session: Json
+    chats: tuple[Json, ...]
+
+
+@st.composite
+def channel_groups(draw: st.DrawFn, max_chats: int = 3) -> ChannelGroup:
+    """A session with 1–3 directories and 1..`max_chats` chats (multi-channel runs: the
+    cross-channel invariants, e.g. INV-031, need the session and its chats in one sequence)."""
+    suri, session, chats = draw(
+        _session_with_chats(n_dirs=st.integers(1, 4), n_chats=st.integers(1, max_chats))
+    )
+    dirs = list(session.get("workingDirectories") or [])
+    out = []
+    for i, c in enumerate(chats.values()):
+        flavour = draw(st.sampled_from(("absent", "empty", "partial"))) if i else "partial"
+        c = {k: v for k, v in c.items() if k != "workingDirectories"}
+        if flavour == "empty":
+            c["workingDirectories"] = []
+        elif flavour == "partial" and dirs:
+            c["workingDirectories"] = dirs[: draw(st.integers(1, len(dirs)))]
+        out.append(c)
+    session = {**session, "chats": [_summary(c) for c in out]}
+    return ChannelGroup(suri, session, tuple(out))
+
+
 def _set(kind: str, d: str) -> Json:
     return {"type": f"{kind}/workingDirectorySet", "directory": d}
 

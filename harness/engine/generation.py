@@ -1,11 +1,20 @@
-"""What the engine draws from: the project's Hypothesis strategies, behind three names.
+"""What the engine draws from: the project's Hypothesis strategies, behind a few names.
 
 Keeping the engine's view of generation this narrow lets the machines stay independent of how
 `strategies/` is organised.
+
+Determinism. Hypothesis mixes into its draws "local constants": the integer, float and string
+literals of every module of the project that happens to be imported (`HypothesisProvider`,
+`providers._get_local_constants`). A run inside pytest (test modules, other strategies imported)
+therefore drew different values for the same seed than the same run in a fresh process.
+`pinned_constants()` pins that pool to empty for the duration of a run, so the same seed, target
+and budget generate the same steps whatever else the process imported or ran.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -13,6 +22,7 @@ from hypothesis import strategies as st
 
 from harness.reference import Profile
 from strategies import actions as gen_actions
+from strategies import sequences as gen_sequences
 from strategies import states as gen_states
 
 
@@ -22,12 +32,59 @@ def initial_states(kind: str, profile: Profile) -> st.SearchStrategy[dict[str, A
     return gen_states.states(kind)
 
 
-def state_aware_actions(kind: str, state: dict[str, Any], profile: Profile) -> st.SearchStrategy[Any]:
-    """Actions for `kind` that refer to what `state` holds, with a share of stale/near-miss ids."""
-    return gen_actions.actions_for(kind, state, profile)
+def state_aware_actions(
+    kind: str,
+    state: dict[str, Any],
+    profile: Profile,
+    session_directories: tuple[str, ...] | None = None,
+) -> st.SearchStrategy[Any]:
+    """Actions for `kind` that refer to what `state` holds, with a share of stale/near-miss ids.
+    `session_directories`: the owning session's set, when a chat is fuzzed with its session."""
+    if session_directories is None:
+        return gen_actions.actions_for(kind, state, profile)
+    return gen_actions.actions_for(kind, state, profile, context=_context(profile, session_directories))
+
+
+@lru_cache(maxsize=256)
+def _context(profile: Profile, session_directories: tuple[str, ...]) -> gen_actions.ActionContext:
+    return gen_actions.ActionContext(profile=profile, session_directories=session_directories)
 
 
 @lru_cache(maxsize=64)
 def adversarial_actions(kind: str, profile: Profile) -> st.SearchStrategy[Any]:
     """Unknown/near-miss types, missing/extra fields, wrong JSON types, later-version actions."""
     return gen_actions.adversarial_actions(kind, profile)
+
+
+@lru_cache(maxsize=8)
+def channel_groups(profile: Profile) -> st.SearchStrategy[gen_sequences.ChannelGroup]:
+    """A session together with 1–3 of its chats (catalog mirrors them; chat subsets absent,
+    empty or partial), for runs that step several channels in one sequence."""
+    return gen_sequences.channel_groups()
+
+
+@contextlib.contextmanager
+def pinned_constants() -> Iterator[None]:
+    """Run with Hypothesis' pool of local constants pinned to empty (see the module docstring).
+
+    Restores the library's own function afterwards. If a Hypothesis upgrade removes the hook,
+    this does nothing and `tests/test_determinism.py` says so.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the provider module
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if original is None or cache is None:  # pragma: no cover
+        yield
+        return
+    empty = providers.Constants()
+    cache.cache.clear()  # entries computed with the process's own pool
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.cache.clear()
