@@ -97,6 +97,10 @@ def test_malformed_frames_get_the_documented_errors(host: RunningHost) -> None:
                 ('{"jsonrpc":"2.0","id":12,"method":"listSessions","params":{"channel":"ahp-session:/x"}}', -32602, 12),
                 ('{"jsonrpc":"2.0","id":"s-13","method":"subscribe","params":{"channel":"ahp-session:/none"}}', -32008, "s-13"),
                 ('{"jsonrpc":"2.0","id":1e400,"method":"ping"}', -32600, None),
+                ('{"jsonrpc":"2.0","id":1' + "0" * 5000 + ',"method":"ping"}', -32700, None),
+                ('{"jsonrpc":"2.0","id":3,"method":"ping","a":NaN}', -32700, None),
+                ('{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}', -32700, None),
+                ("[" * 100_000 + "]" * 100_000, -32700, None),
             ]
             for frame, code, req_id in cases:
                 await c.send_raw(frame)

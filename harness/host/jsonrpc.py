@@ -93,6 +93,8 @@ def classify(frame: str | bytes) -> Call | Reject:
         msg = decode(text)
     except (UnicodeDecodeError, WireDecodeError) as e:
         return Reject(error_response(None, RpcError(PARSE_ERROR, f"Parse error: {e}")))
+    except ValueError as e:  # e.g. an integer over Python's 4300-digit conversion limit
+        return Reject(error_response(None, RpcError(PARSE_ERROR, f"Parse error: {e}")))
     if isinstance(msg, list):
         return Reject(error_response(None, RpcError(INVALID_REQUEST, "Invalid Request: batches are not supported")))
     if not isinstance(msg, dict):

@@ -43,6 +43,9 @@ class _Close:
     reason: str
 
 
+_INTERNAL_ERROR = '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}'
+
+
 class InjectedCrash(RuntimeError):
     """The `crash-on-invalid-json` defect: the connection handler dies."""
 
@@ -50,7 +53,7 @@ class InjectedCrash(RuntimeError):
 def _not_json(frame: str | bytes) -> bool:
     try:
         decode(frame.decode("utf-8") if isinstance(frame, bytes) else frame)
-    except (UnicodeDecodeError, WireDecodeError):
+    except (UnicodeDecodeError, WireDecodeError, ValueError):
         return True
     return False
 
@@ -99,7 +102,11 @@ async def serve_host(config: HostConfig | None = None, *, port: int = 0) -> Host
             async for frame in ws:
                 if host.defects.has("crash-on-invalid-json") and _not_json(frame):
                     raise InjectedCrash("injected defect: crash on a frame that is not JSON")
-                host.handle_frame(conn, frame)
+                try:
+                    host.handle_frame(conn, frame)
+                except Exception:  # a host bug must not take the connection down with it
+                    _ws_log.exception("frame handling failed")
+                    queue.put_nowait(_INTERNAL_ERROR)
         except ConnectionClosed:
             pass
         finally:
