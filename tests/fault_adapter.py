@@ -2,12 +2,14 @@
 
     python tests/fault_adapter.py [--pidfile F] [--child-pidfile F] [--kinds a,b]
         [--hang-before | --hang-after N | --slow MS | --garbage-after N | --crash-after N
-         | --signal-after N | --huge-replies | --ignore-term]
+         | --signal-after N | --huge-replies | --ignore-term | --diverge-on TYPE]
 
 It serves the reference model in the simple form (one request, one reply) and breaks the
 protocol in the one way asked for: hang before announcing, stop answering after N replies,
 answer slowly, print garbage, exit, die on a signal, or pad every reply to megabytes (still
-valid JSON, still the right state). `--child-pidfile` starts a grandchild in the same process
+valid JSON, still the right state). `--diverge-on TYPE` is a wrong reducer: after an action of
+that type the state gains a key the reference model does not have (a divergence finding that
+shrinks and replays deterministically). `--child-pidfile` starts a grandchild in the same process
 group (as a shell wrapper would) so a test can check that the whole group ends.
 """
 
@@ -36,6 +38,7 @@ def main() -> int:
     p.add_argument("--crash-after", type=int)
     p.add_argument("--signal-after", type=int)
     p.add_argument("--huge-replies", action="store_true")
+    p.add_argument("--diverge-on", metavar="TYPE")
     p.add_argument("--ignore-term", action="store_true", help="ignore SIGTERM (only SIGKILL ends it)")
     args = p.parse_args()
     if args.ignore_term:
@@ -78,6 +81,9 @@ def main() -> int:
             time.sleep(args.slow / 1000)
         try:
             state = model.reduce(req["kind"], req["state"], req["action"], req["now"])
+            action = req["action"]
+            if args.diverge_on and isinstance(action, dict) and action.get("type") == args.diverge_on:
+                state = {**state, "faultAdapterWasHere": True}
             reply = json.dumps({"id": req["id"], "state": state})
         except MalformedAction as e:
             reply = json.dumps({"id": req["id"], "error": {"message": str(e), "type": "MalformedAction"}})

@@ -56,7 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except Exception as e:  # a subcommand module that does not import: a broken install
+        where = _save_traceback(None)
+        print(f"ahp-fuzz: internal error: {type(e).__name__}: {e}\n  traceback saved to {where}",
+              file=sys.stderr)
+        return EXIT_INTERNAL
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

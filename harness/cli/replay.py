@@ -42,8 +42,7 @@ def replay_command(args: argparse.Namespace) -> int:
     target = open_target_or_usage(spec, choice.profile, args.timeout)
     try:
         _profiles.after_open(choice, target, spec)
-        result = replay(finding, target, target_is_model=spec.strip() == "reference",
-                        schema=_profiles.schema_of(spec_dir), baseline=baseline, profile=choice.profile)
+        result = replay(finding, target, target_is_model=spec.strip() == "reference")
     finally:
         target.close()
     out.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "

@@ -100,8 +100,6 @@ def run_command(args: argparse.Namespace) -> int:
                 max_findings=args.max_findings,
                 database=Path(args.database) if args.database else None,
                 control=control,
-                schema=_profiles.schema_of(spec_dir),
-                baseline=baseline,
             )
             try:
                 summary = run_campaign(config, bus)

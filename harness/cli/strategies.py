@@ -17,7 +17,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--spec", metavar="DIR", help="spec directory (default: $AHP_SPEC_DIR)")
     p.add_argument(
-        "--lint", action="store_true", help="lint the spec directory's schemas and report problems"
+        "--lint", action="store_true",
+        help="lint the spec directory's schemas and report problems (exit 1 when an error is "
+        "reported, repaired or not; 2 when the schemas cannot be used at all)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--adversarial", action="store_true", help="only adversarial strategies")
@@ -64,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         except SchemaProblem as e:
             print(f"ahp-fuzz: schema problem: {e}", file=sys.stderr)
             return 2
+        if any(issue.severity == "error" for issue in report.issues):
+            return 1  # the lint found something (even when generation could repair around it)
     return 0
 
 
