@@ -145,7 +145,7 @@ def unsubscribe(host: Host, conn: Connection, params: Params) -> Any:
 def dispatch_action(host: Host, conn: Connection, params: Params) -> Any:
     """The write-ahead notification: validate, apply with the reference model, echo, react."""
     uri, seq, action = params.get("channel"), params.get("clientSeq"), params.get("action")
-    if not isinstance(uri, str) or not isinstance(action, dict) or not isinstance(action.get("type"), str):
+    if not isinstance(uri, str) or not isinstance(action, dict):
         return None
     if not isinstance(seq, int) or isinstance(seq, bool):
         return None
@@ -153,6 +153,9 @@ def dispatch_action(host: Host, conn: Connection, params: Params) -> Any:
     if ch is None:
         return None  # MUST be silently ignored
     origin: dict[str, Any] = {"clientId": conn.client_id, "clientSeq": seq}
+    if not isinstance(action.get("type"), str):
+        host.emit(uri, action, origin=origin, rejection="an action needs a string type")
+        return None
     reason, action = validation.check(host, conn, uri, ch, action)
     if reason is None:
         try:

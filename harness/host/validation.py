@@ -50,7 +50,12 @@ def check(host: Host, conn: Connection, uri: str, ch: Channel, action: Action) -
         if not isinstance(action.get("directory"), str):
             return "directory must be a URI string", action
     rule = RULES.get(t)
-    return rule(host, conn, ch, action) if rule is not None else (None, action)
+    if rule is None:
+        return None, action
+    try:
+        return rule(host, conn, ch, action)
+    except (TypeError, AttributeError, KeyError, ValueError) as e:  # payload not of the schema shape
+        return f"malformed action ({type(e).__name__})", action
 
 
 # -- working directories --------------------------------------------------------------------
