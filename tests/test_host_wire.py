@@ -379,3 +379,21 @@ def test_version_060_peer_sees_060_shapes(host: RunningHost) -> None:
             assert "negotiated protocol version" in old.echo_of(seq)["rejectionReason"]
 
     run(go)
+
+
+def test_reconnect_keeps_what_the_client_negotiated(host: RunningHost) -> None:
+    col = {"type": "collection", "label": "g", "attachments": [{"type": "simple", "label": "m1"}]}
+
+    async def go() -> None:
+        async with await _client(host.url, "new", capabilities={"attachmentCollections": {}}) as new:
+            chat = await new.create_session(S, DIRS)
+            last = (await new.subscribe(chat))["fromSeq"]
+            seq = await new.dispatch(chat, {"type": "chat/draftChanged", "draft": {"text": "x", "origin": {"kind": "user"}, "attachments": [col]}})
+            await new.settle()
+            assert "rejectionReason" not in new.echo_of(seq)
+        async with await ProbeClient.open(host.url) as again:
+            result = await again.call("reconnect", {"channel": ROOT, "clientId": "new", "lastSeenServerSeq": last, "subscriptions": [chat]})
+            drafts = [e for e in result["actions"] if e["action"]["type"] == "chat/draftChanged"]
+            assert drafts[0]["action"]["draft"]["attachments"] == [col]
+
+    run(go)

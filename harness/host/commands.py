@@ -75,7 +75,7 @@ def initialize(host: Host, conn: Connection, params: Params) -> Any:
     caps = params.get("capabilities")
     collections = isinstance(caps, Mapping) and isinstance(caps.get("attachmentCollections"), Mapping)
     conn.bind(client_id, chosen, collections=collections)
-    host.known_clients[client_id] = chosen
+    host.known_clients[client_id] = (chosen, collections)
     snapshots = []
     for uri in subs:
         snap = host.snapshot(uri, conn)
@@ -104,10 +104,11 @@ def reconnect(host: Host, conn: Connection, params: Params) -> Any:
     subs = _uri_list(params, "subscriptions")
     if subs is None:
         raise rpc.invalid_params("subscriptions must be an array of URI strings")
-    version = host.known_clients.get(client_id)
-    if version is None:
+    known = host.known_clients.get(client_id)
+    if known is None:
         raise rpc.RpcError(rpc.NOT_FOUND, f"unknown clientId {client_id!r}: initialize instead")
-    conn.bind(client_id, version, collections=False)
+    version, collections = known  # what this client negotiated at its last initialize
+    conn.bind(client_id, version, collections=collections)
     live = [u for u in subs if u in host.channels]
     missing = [u for u in subs if u not in host.channels]
     conn.subscriptions.update(live)

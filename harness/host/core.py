@@ -111,7 +111,8 @@ class Host:
         self.seq = 0
         self.buffer: deque[dict[str, Any]] = deque(maxlen=max(1, config.replay_buffer))
         self.connections: set[Connection] = set()
-        self.known_clients: dict[str, str] = {}
+        #: clientId → (negotiated version, attachmentCollections) of its last initialize.
+        self.known_clients: dict[str, tuple[str, bool]] = {}
         self.collections_seen = False
         self._emitted = 0
         self._connections_made = 0
