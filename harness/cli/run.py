@@ -110,7 +110,9 @@ def run_command(args: argparse.Namespace) -> int:
             with _stop_on_signals(None):
                 _close(target, quick=control.reason is not None)
     _profiles.report_baseline(baseline)
-    stdout.print(f"report: {out / 'report.json'}", markup=False)
+    from harness.report.html import write_html  # every run folder gets a self-contained index.html
+
+    stdout.print(f"report: {out / 'report.json'} ({write_html(out)})", markup=False)
     for f in summary.findings:
         stdout.print(f"replay: {f.replay_command(findings.paths.get(f.signature), program)}", markup=False)
     if summary.status == "interrupted":
