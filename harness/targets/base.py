@@ -23,8 +23,8 @@ from harness.reference.profile import DEFAULT_PROFILE, Profile
 State = dict[str, Any]
 Action = Mapping[str, Any]
 
-#: Spellings of live targets, recognised so that `open_target` can say they are not built yet.
-LIVE_PREFIXES = ("ws://", "wss://", "host:")
+#: Spellings of live targets (`harness/targets/live.py`: ws://…, host-cmd:…, host:embedded).
+LIVE_PREFIXES = ("ws://", "wss://", "host-cmd:", "host:")
 
 
 class TargetError(Exception):
@@ -163,7 +163,9 @@ def open_target(
       (docs/adapters.md); the command line is split like a POSIX shell would;
     * `ts:<AHP checkout>` — the TypeScript reducers of a checkout's `types/` folder, through
       the Node bridge (tsx is installed into the cache on first use);
-    * `js:<module>` — a JavaScript (ESM) reducer module, through the Node bridge, no tsx.
+    * `js:<module>` — a JavaScript (ESM) reducer module, through the Node bridge, no tsx;
+    * `ws://…`, `host-cmd:<command>`, `host:embedded[?defect=NAME]` — a live host
+      (`harness/targets/live.py`; options: `allow_remote`, `defects`).
 
     `options` go to the target's constructor (e.g. `env`, `cwd`, `stderr`,
     `checkpoint_every`, `startup_timeout_s`). Unknown spellings raise ValueError; a target that
@@ -190,10 +192,9 @@ def open_target(
 
         return open_javascript_target(text[3:], profile=profile, timeout_s=timeout_s, **options)
     if text.startswith(LIVE_PREFIXES):
-        raise ValueError(
-            f"target {spec!r}: live targets are not available yet "
-            "(supported: reference, adapter:<command line>, ts:<AHP checkout>, js:<module>)"
-        )
+        from .live import LiveTarget  # a host to fuzz over the wire (the live machine drives it)
+
+        return LiveTarget(text, **options)
     raise ValueError(
         f"unknown target {spec!r} "
         "(want reference, adapter:<command line>, ts:<AHP checkout> or js:<module>)"

@@ -1,0 +1,222 @@
+"""The live machine and the live campaign: fuzz a running AHP host over the wire.
+
+The Hypothesis machine stays synchronous: all connections of a run live on one asyncio event loop
+in a background thread (`EventLoopThread`), and every rule calls into it through
+`asyncio.run_coroutine_threadsafe` with a bounded timeout (`LiveRun.apply`). One machine run =
+fresh client connections (`DEFAULT_CLIENTS`: two that negotiated collections with different
+delivery latencies, one that did not, one that speaks only 0.6.0), two new sessions everyone
+subscribes to, then steps drawn from the weighted scenarios of `live_ops`. After every op the
+run settles (ping barrier on every connection, bounded wait for pending echoes, new chats
+followed), fresh snapshots are taken, and every live check runs. A violation ends the machine
+run; the campaign turns the run's ops and conversation into a live finding, shrinks it (ddmin
+over ops, bounded), replays it once, and goes on with that invariant suppressed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, event, seed, settings
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+
+from harness.errors import RunStopped
+from harness.invariants.base import Violation
+from harness.invariants.registry import REGISTRY
+
+from .campaign import RunSummary
+from .control import RunControl
+from .events import EventBus, FindingFound, KnownSeen, Progress, RunFinished, RunStarted, Shrinking
+from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, session_ops, setup_ops
+from .live_replay import LIVE_KIND, LiveShrinker, finding_from_run, replay_live
+from .live_run import DEFAULT_CLIENTS, ClientSpec, EventLoopThread, LiveRun
+
+#: Checks a live run skips unless asked: INV-052 documents a gap (INVARIANTS.md: "report how the
+#: host behaves"; a SHOULD the embedded host does not implement).
+DEFAULT_SKIP: frozenset[str] = frozenset({"INV-052"})
+
+
+@dataclass
+class LiveConfig:
+    url: str
+    target_spec: str
+    profile: str = "0.7.0"
+    seed: int = 0
+    budget_s: float | None = 60.0
+    max_chunks: int | None = None
+    chunk_examples: int = 10
+    max_steps: int = 25
+    sessions: int = 2
+    clients: tuple[ClientSpec, ...] = DEFAULT_CLIENTS
+    weights: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    snapshot_every: int = 1
+    request_timeout_s: float = 5.0
+    skip: frozenset[str] = DEFAULT_SKIP
+    max_findings: int | None = None
+    shrink_budget_s: float = 10.0
+    database: Path | None = None
+    control: RunControl | None = None
+
+
+class LiveFindingFailure(AssertionError):
+    def __init__(self, violation: Violation, run: LiveRun) -> None:
+        super().__init__(f"{violation.invariant} [{violation.severity}] {violation.message}")
+        self.violation = violation
+        self.run = run
+
+
+@dataclass
+class LiveRecorder:
+    suppressed: set[str] = field(default_factory=set)
+    on_known: Callable[[Violation], None] = lambda v: None
+    examples: int = 0
+    steps: int = 0
+    scenarios: Counter[str] = field(default_factory=Counter)
+    #: The first failure of the current chunk (Hypothesis may re-run the example; the first
+    #: failing run's trace is the one kept).
+    failure: LiveFindingFailure | None = None
+
+
+def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
+                       control: RunControl) -> type[RuleBasedStateMachine]:
+    names = [n for n in SCENARIOS if cfg.weights.get(n, 0) > 0]
+    if not names:
+        raise ValueError("every live scenario has weight 0")
+    bag = [n for n in names for _ in range(cfg.weights[n])]
+
+    class LiveMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.run = LiveRun(cfg.url, loop=loop, request_timeout_s=cfg.request_timeout_s,
+                               snapshot_every=cfg.snapshot_every, skip=cfg.skip)
+
+        def _do(self, ops: list[dict[str, Any]]) -> None:
+            for op in ops:
+                control.check()
+                found = self.run.apply(op)
+                rec.steps += 1
+                for v in found:
+                    if v.severity == "known":
+                        rec.on_known(v)
+                    elif v.invariant not in rec.suppressed:
+                        failure = LiveFindingFailure(v, self.run)
+                        if rec.failure is None:
+                            rec.failure = failure
+                        raise failure
+
+        @initialize(data=st.data())
+        def start(self, data: st.DataObject) -> None:
+            rec.examples += 1
+            self._do(setup_ops(data, self.run, cfg.clients))
+            for i in range(cfg.sessions):
+                self._do(session_ops(data, self.run, i + 1))
+
+        @rule(data=st.data())
+        def step(self, data: st.DataObject) -> None:
+            name = data.draw(st.sampled_from(bag), label="scenario")
+            ops = SCENARIOS[name](data, self.run)
+            if ops:
+                rec.scenarios[name] += 1
+                event(f"scenario {name}")
+            self._do(ops)
+
+        def teardown(self) -> None:
+            self.run.close()
+
+    return LiveMachine
+
+
+def _chunk_seed(run_seed: int, chunk: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"ahp-fuzz-live:{run_seed}:{chunk}".encode()).digest()[:8], "big")
+
+
+def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
+    """Fuzz the host at `cfg.url` until the budget (or `max_chunks`) is spent."""
+    control = cfg.control or RunControl(cfg.budget_s)
+    summary = RunSummary(kinds=(LIVE_KIND,))
+    seen_known: set[str] = set()
+
+    def on_known(v: Violation) -> None:
+        summary.known_counts[v.invariant] += 1
+        if v.invariant not in seen_known:
+            seen_known.add(v.invariant)
+            inv = REGISTRY.get(v.invariant)
+            bus.emit(KnownSeen(v.invariant, LIVE_KIND, v.message, inv.known_issue if inv else None, True))
+
+    rec = LiveRecorder(on_known=on_known)
+    loop = EventLoopThread()
+    database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
+    bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
+    chunk = 0
+    try:
+        while True:
+            if control.should_stop():
+                summary.stopped_because = control.reason or "budget"
+                break
+            if cfg.max_chunks is not None and chunk >= cfg.max_chunks:
+                summary.stopped_because = "chunks"
+                break
+            if cfg.max_findings is not None and len(summary.findings) >= cfg.max_findings:
+                summary.stopped_because = "max findings"
+                break
+            machine = build_live_machine(cfg, rec, loop, control)
+            run_settings = settings(
+                max_examples=cfg.chunk_examples, stateful_step_count=cfg.max_steps, deadline=None,
+                database=database, derandomize=False, report_multiple_bugs=False,
+                verbosity=Verbosity.quiet,
+                phases=[Phase.reuse, Phase.generate] if database else [Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
+            rec.failure = None
+            try:
+                run_state_machine_as_test(seed(_chunk_seed(cfg.seed, chunk))(machine), settings=run_settings)
+            except RunStopped:
+                raise
+            except BaseException:
+                if rec.failure is None:
+                    raise
+            if rec.failure is not None:
+                _record_finding(rec.failure, cfg, chunk, loop, control, bus, summary, rec)
+            chunk += 1
+            summary.chunks = chunk
+            summary.examples, summary.steps = rec.examples, rec.steps
+            bus.emit(Progress(control.elapsed(), rec.examples, rec.steps, len(summary.findings),
+                              sum(summary.known_counts.values()), chunk))
+    except RunStopped as e:
+        summary.stopped_because = e.reason
+        summary.status = "interrupted" if e.interrupted else "finished"
+    finally:
+        loop.close()
+    summary.elapsed_s = control.elapsed()
+    summary.examples, summary.steps = rec.examples, rec.steps
+    bus.emit(RunFinished(summary.elapsed_s, summary.examples, summary.steps, summary.findings,
+                         dict(summary.known_counts), {f"scenario {k}": {"sent": n, "changed": 0}
+                                                      for k, n in sorted(rec.scenarios.items())},
+                         summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed}))
+    return summary
+
+
+def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, loop: EventLoopThread,
+                    control: RunControl, bus: EventBus, summary: RunSummary, rec: LiveRecorder) -> None:
+    found = finding_from_run(failure.run, failure.violation, target=cfg.target_spec, profile=cfg.profile,
+                             seed=cfg.seed, extra={"chunk": chunk})
+    bus.emit(Shrinking(found.invariant, LIVE_KIND, len(found.steps)))
+    left = control.time_left()
+    budget = cfg.shrink_budget_s if left is None else max(0.0, min(cfg.shrink_budget_s, left - 1.0))
+    shrinker = LiveShrinker(cfg.url, loop=loop, budget_s=budget)
+    finding = shrinker.shrink(found) if budget > 0 else found
+    finding.extra["shrink"] = {"stepsFound": len(found.steps), "stepsShrunk": len(finding.steps),
+                               "replays": shrinker.attempts}
+    reproduced = replay_live(finding, cfg.url, loop=loop).reproduced
+    if not reproduced:
+        finding.extra["flaky"] = True
+    rec.suppressed.add(finding.invariant)
+    summary.findings.append(finding)
+    with control.shielded():
+        bus.emit(FindingFound(finding, reproduced))

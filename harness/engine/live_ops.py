@@ -1,0 +1,392 @@
+"""What the live machine tries: scenario generators that draw the next ops from the run's state.
+
+Each scenario reads the clients' confirmed states (through `LiveRun`) and draws a short list of
+ops (`engine/live_run.py` lists the op shapes) with Hypothesis. The valid lane is the project's
+state-aware action strategies (`strategies.actions.actions_for`) over a client's optimistic
+state, restricted to the types that client may dispatch; the other scenarios are the seed
+scenarios of INVARIANTS.md §E/§F and the wire probes. A scenario that does not apply to the
+current state returns no ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hypothesis import strategies as st
+
+from harness.reference import Profile
+from harness.spec.versions import action_types, is_client_dispatchable, parse_version
+from strategies import attachments as gen_att
+from strategies import uris as gen_uris
+from strategies.actions import BUILDERS, ActionContext, action_of_type, actions_for
+
+from .live_run import ClientSpec, LiveRun, SimClient
+
+Op = dict[str, Any]
+Scenario = Callable[[st.DataObject, LiveRun], list[Op]]
+
+#: Working directories of generated sessions (from the strategies' pool: each has variants).
+DIRECTORIES = gen_uris.DIRECTORIES[:4]
+STARTED_AT = "2026-07-21T10:00:05.000Z"
+WD_TYPES = frozenset({"session/workingDirectorySet", "session/workingDirectoryRemoved",
+                      "session/workingDirectoryReplaced", "chat/workingDirectorySet",
+                      "chat/workingDirectoryRemoved"})
+ACTION_KINDS = ("root", "session", "chat", "terminal")
+#: Malformed frames for the parse-error probe (WIRE.md §10).
+GARBAGE = ('{"jsonrpc": "2.0", "id": 7, "method": "ping"', "not json at all", "{]", '"unterminated')
+
+
+def _pick_client(data: st.DataObject, run: LiveRun, pred: Callable[[SimClient], bool] = lambda c: True,
+                 label: str = "client") -> SimClient | None:
+    options = [c for c in run.ready_clients() if pred(c)]
+    if not options:
+        return None
+    return data.draw(st.sampled_from(options), label=label)
+
+
+def _modern(c: SimClient) -> bool:
+    return (c.view.version or "") >= "0.7.0"
+
+
+def _profile(c: SimClient) -> Profile:
+    return Profile.for_version(c.view.version or "0.7.0")
+
+
+def _n(run: LiveRun) -> int:
+    return len(run.ops)
+
+
+# -- setup --------------------------------------------------------------------------------------
+
+
+def setup_ops(data: st.DataObject, run: LiveRun, clients: tuple[ClientSpec, ...], sessions: int = 2) -> list[Op]:
+    """Connect every client; then (as ops run) create sessions and subscribe everyone to them."""
+    return [spec.op(i) for i, spec in enumerate(clients)]
+
+
+def session_ops(data: st.DataObject, run: LiveRun, index: int) -> list[Op]:
+    provider = run.provider()
+    if provider is None:
+        return []
+    uri = f"ahp-session:/fz-{run.token}-s{index}"
+    params: dict[str, Any] = {"channel": uri, "provider": provider}
+    mode = data.draw(st.sampled_from(("several", "one", "absent")), label="session directories")
+    if mode != "absent":
+        n = 1 if mode == "one" or "multipleWorkingDirectories" not in run.agent_caps() else data.draw(st.integers(2, 3))
+        params["workingDirectories"] = data.draw(st.permutations(DIRECTORIES), label="dirs")[:n]
+    ops: list[Op] = [{"op": "command", "client": 0, "method": "createSession", "params": params}]
+    ops += [{"op": "subscribe", "client": c.view.index, "channel": uri} for c in run.ready_clients()]
+    return ops
+
+
+# -- the valid lane -----------------------------------------------------------------------------
+
+
+def _session_dirs(run: LiveRun, c: SimClient, chat: str) -> tuple[str, ...] | None:
+    s = c.view.confirmed.get(run.session_of(chat) or "") or {}
+    dirs = s.get("workingDirectories")
+    return tuple(dirs) if isinstance(dirs, list) else None
+
+
+def valid_action(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """A state-aware client-dispatchable action on a channel the client watches."""
+    c = _pick_client(data, run)
+    if c is None:
+        return []
+    channels = [ch for ch in sorted(c.view.subscribed) if run.kinds.get(ch) in ACTION_KINDS]
+    if not channels:
+        return []
+    ch = data.draw(st.sampled_from(channels), label="channel")
+    kind = run.kinds[ch]
+    version = c.view.version or "0.7.0"
+    wd_ok = "multipleWorkingDirectories" in run.agent_caps()
+    types = [t for t in action_types(version, kind)
+             if t in BUILDERS[kind] and is_client_dispatchable(t, version) and (wd_ok or t not in WD_TYPES)]
+    state = c.optimistic(ch)
+    if not types or state is None:
+        return []
+    ctx = ActionContext(profile=_profile(c),
+                        session_directories=_session_dirs(run, c, ch) if kind == "chat" else None)
+    action = data.draw(actions_for(kind, state, ctx.profile, types=types, context=ctx), label="action")
+    return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": action}]
+
+
+def server_only(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """A server-only action type from a client: the host must reject it (INV-044, INV-053)."""
+    c = _pick_client(data, run)
+    if c is None:
+        return []
+    channels = [ch for ch in sorted(c.view.subscribed) if run.kinds.get(ch) in ACTION_KINDS]
+    if not channels:
+        return []
+    ch = data.draw(st.sampled_from(channels), label="channel")
+    kind = run.kinds[ch]
+    version = c.view.version or "0.7.0"
+    types = [t for t in action_types(version, kind) if t in BUILDERS[kind] and not is_client_dispatchable(t, version)]
+    if not types:
+        return []
+    t = data.draw(st.sampled_from(types), label="server-only type")
+    action = data.draw(action_of_type(t, c.view.confirmed.get(ch)), label="action")
+    return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": action}]
+
+
+# -- multiroot (INVARIANTS.md §E) ---------------------------------------------------------------
+
+
+def _sessions(run: LiveRun, c: SimClient) -> list[str]:
+    return [s for s in run.channels("session") if s in c.view.subscribed]
+
+
+def _variant(data: st.DataObject, base: str) -> str | None:
+    classes = [cls for cls in gen_uris.applicable_classes(base) if cls is not gen_uris.UriClass.SAME]
+    if not classes:
+        return None
+    cls = data.draw(st.sampled_from(classes), label="variant class")
+    v = gen_uris.make_variant(base, cls, data.draw(st.integers(0, 3), label="k"))
+    return v.variant if v is not None and v.variant != base else None
+
+
+def create_chat(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """createChat with workingDirectories absent, [], a subset, an outsider, or another spelling
+    of a member (INV-031, INV-033, INV-034)."""
+    if "multipleChats" not in run.agent_caps():
+        return []
+    c = _pick_client(data, run, _modern)
+    if c is None or not _sessions(run, c):
+        return []
+    s = data.draw(st.sampled_from(_sessions(run, c)), label="session")
+    dirs = (c.view.confirmed.get(s) or {}).get("workingDirectories") or []
+    params: dict[str, Any] = {"channel": s, "chat": f"ahp-chat:/fz-{run.token}-c{_n(run)}"}
+    mode = data.draw(st.sampled_from(("absent", "empty", "subset", "outside", "variant")), label="subset")
+    if mode == "empty":
+        params["workingDirectories"] = []
+    elif mode == "subset" and dirs:
+        params["workingDirectories"] = data.draw(st.lists(st.sampled_from(dirs), min_size=1, unique=True))
+    elif mode == "outside":
+        others = [d for d in DIRECTORIES + gen_uris.DIRECTORIES[4:] if d not in dirs]
+        params["workingDirectories"] = [*dirs[:1], data.draw(st.sampled_from(others), label="outsider")]
+    elif mode == "variant" and dirs:
+        v = _variant(data, data.draw(st.sampled_from(dirs)))
+        if v is not None:
+            params["workingDirectories"] = [v]
+    return [{"op": "command", "client": c.view.index, "method": "createChat", "params": params}]
+
+
+def session_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """Add a directory, another spelling of a member, remove the primary or another one."""
+    if "multipleWorkingDirectories" not in run.agent_caps():
+        return []
+    c = _pick_client(data, run, _modern)
+    if c is None or not _sessions(run, c):
+        return []
+    s = data.draw(st.sampled_from(_sessions(run, c)), label="session")
+    dirs = (c.view.confirmed.get(s) or {}).get("workingDirectories") or []
+    mode = data.draw(st.sampled_from(("set", "variant", "remove-primary", "remove")), label="mode")
+    if mode == "set":
+        action = {"type": "session/workingDirectorySet", "directory": data.draw(st.sampled_from(DIRECTORIES))}
+    elif mode == "variant" and dirs:
+        v = _variant(data, data.draw(st.sampled_from(dirs)))
+        if v is None:
+            return []
+        action = {"type": "session/workingDirectorySet", "directory": v}
+    elif mode == "remove-primary" and dirs:
+        action = {"type": "session/workingDirectoryRemoved", "directory": dirs[0]}
+    elif mode == "remove" and dirs:
+        action = {"type": "session/workingDirectoryRemoved", "directory": data.draw(st.sampled_from(dirs))}
+    else:
+        return []
+    return [{"op": "dispatch", "client": c.view.index, "channel": s, "action": action}]
+
+
+def chat_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """chat/workingDirectorySet of a member, an outsider or another spelling; Remove (INV-031)."""
+    if "multipleWorkingDirectories" not in run.agent_caps():
+        return []
+    c = _pick_client(data, run, _modern)
+    if c is None:
+        return []
+    chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed and run.session_of(ch)]
+    if not chats:
+        return []
+    ch = data.draw(st.sampled_from(chats), label="chat")
+    dirs = list(_session_dirs(run, c, ch) or ())
+    mode = data.draw(st.sampled_from(("member", "outside", "variant", "remove")), label="mode")
+    if mode == "member" and dirs:
+        d = data.draw(st.sampled_from(dirs))
+    elif mode == "outside":
+        d = data.draw(st.sampled_from([x for x in gen_uris.DIRECTORIES if x not in dirs] or list(DIRECTORIES)))
+    elif mode == "variant" and dirs:
+        v = _variant(data, data.draw(st.sampled_from(dirs)))
+        if v is None:
+            return []
+        d = v
+    elif mode == "remove":
+        mine = (c.view.confirmed.get(ch) or {}).get("workingDirectories") or dirs
+        if not mine:
+            return []
+        return [{"op": "dispatch", "client": c.view.index, "channel": ch,
+                 "action": {"type": "chat/workingDirectoryRemoved", "directory": data.draw(st.sampled_from(mine))}}]
+    else:
+        return []
+    return [{"op": "dispatch", "client": c.view.index, "channel": ch,
+             "action": {"type": "chat/workingDirectorySet", "directory": d}}]
+
+
+# -- attachments (INVARIANTS.md §F, 0.7.0 chat attachments) -------------------------------------
+
+
+def _chat_attachment(data: st.DataObject, run: LiveRun, here: str) -> dict[str, Any]:
+    chats = [ch for ch in run.channels("chat") if ch != here] or [here]
+    ref = data.draw(st.sampled_from([*chats, "ahp-chat:/fz-nowhere"]), label="referenced chat")
+    att: dict[str, Any] = {"type": "chat", "label": "earlier chat", "resource": ref}
+    mode = data.draw(st.sampled_from(("none", "latest", "first", "bogus")), label="endTurn")
+    done = run.completed_turns(ref) or []
+    if mode == "latest" and done:
+        att["endTurn"] = done[-1]
+    elif mode == "first" and done:
+        att["endTurn"] = done[0]
+    elif mode == "bogus":
+        att["endTurn"] = "no-such-turn"
+    return att
+
+
+def _collection(data: st.DataObject, run: LiveRun, here: str) -> dict[str, Any]:
+    mode = data.draw(st.sampled_from(("valid", "valid", "shared-meta", "nested", "empty", "with-chat")), label="collection")
+    if mode == "shared-meta":
+        return data.draw(gen_att.collections_with_shared_meta())
+    if mode == "nested":
+        return data.draw(gen_att.nested_collections(2, 3))
+    if mode == "empty":
+        return data.draw(gen_att.empty_collections())
+    col = data.draw(gen_att.collection_attachments(gen_att.simple_attachments()))
+    if mode == "with-chat":
+        col = {**col, "attachments": [*col["attachments"], _chat_attachment(data, run, here)]}
+    return col
+
+
+def turn_with_attachments(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """chat/turnStarted carrying chat attachments (with and without endTurn, across sessions)
+    and collections (valid, nested, empty, shared _meta) — INV-036…040, INV-X05."""
+    c = _pick_client(data, run, _modern)
+    if c is None:
+        return []
+    chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed
+             and "activeTurn" not in (c.view.confirmed.get(ch) or {"activeTurn": 1})]
+    if not chats:
+        return []
+    ch = data.draw(st.sampled_from(chats), label="chat")
+    items: list[dict[str, Any]] = []
+    for _ in range(data.draw(st.integers(1, 3), label="attachments")):
+        if c.view.collections is True and data.draw(st.booleans(), label="collection?"):
+            items.append(_collection(data, run, ch))
+        else:
+            items.append(_chat_attachment(data, run, ch))
+    action = {"type": "chat/turnStarted", "turnId": f"fz-t{_n(run)}", "startedAt": STARTED_AT,
+              "message": {"text": "please summarise", "origin": {"kind": "user"}, "attachments": items}}
+    return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": action}]
+
+
+def plain_turn(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """A plain user turn, so chats get completed turns (to attach) and the agent runs."""
+    c = _pick_client(data, run)
+    if c is None:
+        return []
+    chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed
+             and "activeTurn" not in (c.view.confirmed.get(ch) or {"activeTurn": 1})]
+    if not chats:
+        return []
+    ch = data.draw(st.sampled_from(chats), label="chat")
+    text = data.draw(st.sampled_from(("hello", "ask me", "use a tool", "thanks")), label="text")
+    return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": {
+        "type": "chat/turnStarted", "turnId": f"fz-t{_n(run)}", "startedAt": STARTED_AT,
+        "message": {"text": text, "origin": {"kind": "user"}}}}]
+
+
+def cancel_without_turn(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """chat/turnCancelled naming no active turn: MUST be rejected (INV-044)."""
+    c = _pick_client(data, run)
+    if c is None:
+        return []
+    chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed]
+    if not chats:
+        return []
+    ch = data.draw(st.sampled_from(chats), label="chat")
+    return [{"op": "dispatch", "client": c.view.index, "channel": ch,
+             "action": {"type": "chat/turnCancelled", "turnId": f"fz-gone{_n(run)}", "duration": 0}}]
+
+
+# -- channels, reconnects, probes --------------------------------------------------------------
+
+
+def create_terminal(data: st.DataObject, run: LiveRun) -> list[Op]:
+    c = _pick_client(data, run)
+    if c is None:
+        return []
+    uri = f"ahp-terminal:/fz-{run.token}-t{_n(run)}"
+    params = {"channel": uri, "claim": {"kind": "client", "clientId": c.view.client_id}, "cols": 80, "rows": 24}
+    return [{"op": "command", "client": c.view.index, "method": "createTerminal", "params": params},
+            *({"op": "subscribe", "client": x.view.index, "channel": uri} for x in run.ready_clients())]
+
+
+def unknown_channel(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """An action on a channel that does not exist: silently ignored (WIRE.md §5.3, INV-044)."""
+    c = _pick_client(data, run)
+    if c is None:
+        return []
+    return [{"op": "dispatch", "client": c.view.index, "channel": f"ahp-chat:/fz-{run.token}-missing",
+             "action": {"type": "chat/draftChanged", "draft": {"text": "x", "origin": {"kind": "user"}}}}]
+
+
+def reconnect(data: st.DataObject, run: LiveRun) -> list[Op]:
+    c = _pick_client(data, run)
+    if c is None or not c.view.envelopes:
+        return []
+    return [{"op": "reconnect", "client": c.view.index, "back": data.draw(st.integers(0, 6), label="back")}]
+
+
+def garbage(data: st.DataObject, run: LiveRun) -> list[Op]:
+    c = _pick_client(data, run)
+    if c is None:
+        return []
+    return [{"op": "garbage", "client": c.view.index, "frame": data.draw(st.sampled_from(GARBAGE), label="frame")}]
+
+
+SCENARIOS: Mapping[str, Scenario] = {
+    "action": valid_action,
+    "turn": plain_turn,
+    "server-only": server_only,
+    "create-chat": create_chat,
+    "session-dirs": session_directories,
+    "chat-dirs": chat_directories,
+    "attachments": turn_with_attachments,
+    "cancel": cancel_without_turn,
+    "terminal": create_terminal,
+    "unknown-channel": unknown_channel,
+    "reconnect": reconnect,
+    "garbage": garbage,
+}
+
+DEFAULT_WEIGHTS: Mapping[str, int] = {
+    "action": 40, "turn": 8, "server-only": 5, "create-chat": 8, "session-dirs": 6, "chat-dirs": 6,
+    "attachments": 10, "cancel": 3, "terminal": 2, "unknown-channel": 2, "reconnect": 3, "garbage": 1,
+}
+
+
+def parse_weights(text: str) -> dict[str, int]:
+    """`name=N,name=N` over the scenario names (the others keep their default weight)."""
+    out = dict(DEFAULT_WEIGHTS)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, n = part.partition("=")
+        if name not in SCENARIOS or not n.strip().isdigit():
+            raise ValueError(f"bad scenario weight {part!r} (want NAME=N with NAME in {', '.join(SCENARIOS)})")
+        out[name] = int(n)
+    return out
+
+
+def version_ok(version: str | None) -> bool:
+    try:
+        parse_version(version or "")
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,166 @@
+"""Live findings: building them from a failing run, replaying them against a host, shrinking them.
+
+A live finding is an ordinary `Finding` with `kind == "live"`: its steps are the run's ops
+(`TraceStep(action=op)`, see `engine/live_run.py`), and `extra["live"]` holds the recorded
+conversation (`LIVE_TRACE_FORMAT`, versioned): the run token, the clients, and every frame in
+both directions in the order this process saw them. Replay needs only the ops: it re-runs them
+against a host with a fresh token (URIs and client ids are rewritten) and judges every op with the
+same live checks. The shrinker is ddmin over ops (the reducer-trace shrinker's step deletion),
+bounded in time; a candidate is kept when the same invariant still fires.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from harness.corpus.finding import Finding, TraceStep
+from harness.invariants.base import Violation
+from harness.invariants.registry import REGISTRY
+
+from .live_run import EventLoopThread, LiveRun
+
+LIVE_KIND = "live"
+LIVE_TRACE_FORMAT = "ahp-fuzz/live-trace"
+LIVE_TRACE_VERSION = 1
+#: Frames kept in a finding (the tail of the conversation when it was longer).
+MAX_FRAMES = 2_000
+
+
+def is_live_finding(f: Finding) -> bool:
+    return f.kind == LIVE_KIND
+
+
+def finding_from_run(run: LiveRun, violation: Violation, *, target: str, profile: str,
+                     seed: int | None = None, extra: dict[str, Any] | None = None) -> Finding:
+    inv = REGISTRY.get(violation.invariant)
+    frames = run.transcript.frames
+    return Finding(
+        invariant=violation.invariant,
+        severity=violation.severity,
+        title=inv.title if inv else violation.invariant.replace("-", " ").lower(),
+        message=violation.message,
+        profile=profile,
+        target=target,
+        kind=LIVE_KIND,
+        initial={},
+        steps=[TraceStep(dict(op), 0) for op in run.ops],
+        failing_step=len(run.ops) - 1,
+        expected=None,
+        observed=violation.message,
+        known_issue=inv.known_issue if inv else None,
+        seed=seed,
+        extra={
+            **(extra or {}),
+            "live": {
+                "format": LIVE_TRACE_FORMAT,
+                "version": LIVE_TRACE_VERSION,
+                "token": run.token,
+                "clients": [
+                    {"index": c.view.index, "clientId": c.view.client_id, "offer": c.view.offered,
+                     "version": c.view.version, "collections": c.view.collections,
+                     "deliveryMs": c.view.delivery_ms}
+                    for _, c in sorted(run.clients.items())
+                ],
+                "framesTotal": len(frames),
+                "frames": frames[-MAX_FRAMES:],
+            },
+        },
+    )
+
+
+def _retoken(ops: list[Any], old: str | None, new: str) -> list[Any]:
+    if not old:
+        return ops
+    text = json.dumps(ops)
+    return list(json.loads(text.replace(f"fz-{old}-", f"fz-{new}-")))
+
+
+@dataclass
+class LiveReplayResult:
+    reproduced: bool
+    step: int | None = None  # index of the op after which the invariant fired
+    message: str = ""
+    violations: list[Violation] | None = None
+    run: LiveRun | None = None
+
+
+def replay_live(finding: Finding, url: str, *, loop: EventLoopThread | None = None,
+                request_timeout_s: float = 5.0, keep_run: bool = False) -> LiveReplayResult:
+    """Re-run a live finding's ops against the host at `url`; reproduced when its invariant fires."""
+    run = LiveRun(url, loop=loop, request_timeout_s=request_timeout_s)
+    old = (finding.extra.get("live") or {}).get("token")
+    ops = _retoken([s.action for s in finding.steps], old, run.token)
+    seen: list[Violation] = []
+    try:
+        for i, op in enumerate(ops):
+            found = run.apply(op)
+            seen.extend(found)
+            hit = [v for v in found if v.invariant == finding.invariant]
+            if hit:
+                return LiveReplayResult(True, i, hit[0].message, seen, run if keep_run else None)
+        return LiveReplayResult(False, None, "", seen, run if keep_run else None)
+    finally:
+        if not keep_run:
+            run.close()
+
+
+class LiveShrinker:
+    """ddmin over a live finding's ops (each candidate is a replay against the host), bounded."""
+
+    def __init__(self, url: str, *, loop: EventLoopThread | None = None, budget_s: float = 10.0,
+                 max_attempts: int = 200) -> None:
+        self.url = url
+        self.loop = loop
+        self.budget_s = budget_s
+        self.max_attempts = max_attempts
+        self.attempts = 0
+        self._deadline = 0.0
+
+    def _out(self) -> bool:
+        return self.attempts >= self.max_attempts or time.monotonic() >= self._deadline
+
+    def _check(self, f: Finding) -> LiveReplayResult | None:
+        self.attempts += 1
+        result = replay_live(f, self.url, loop=self.loop)
+        return result if result.reproduced else None
+
+    def shrink(self, finding: Finding) -> Finding:
+        self._deadline = time.monotonic() + self.budget_s
+        base = self._check(finding)
+        if base is None or base.step is None:
+            return finding
+        best = _cut(finding, base)
+        progress = True
+        while progress and not self._out():
+            progress = False
+            for cand in _deletions(best):
+                if self._out():
+                    break
+                r = self._check(cand)
+                if r is not None and r.step is not None:
+                    best = _cut(cand, r)
+                    progress = True
+                    break
+        return best
+
+
+def _cut(f: Finding, r: LiveReplayResult) -> Finding:
+    assert r.step is not None
+    return replace(f, steps=f.steps[: r.step + 1], failing_step=r.step,
+                   message=r.message or f.message, observed=r.message or f.observed)
+
+
+def _deletions(f: Finding) -> Iterator[Finding]:
+    """Delete runs of ops (halves, quarters, … single ops), never the failing (last) one."""
+    n = len(f.steps)
+    size = n // 2
+    while size >= 1:
+        for start in range(0, n - size, size):
+            if start + size >= n:
+                continue
+            yield replace(f, steps=f.steps[:start] + f.steps[start + size:])
+        size //= 2

@@ -1,0 +1,661 @@
+"""One live run: simulated clients on a background event loop, ops, quiescence, the live checks.
+
+The same `LiveRun` serves the fuzz machine (`engine/live.py`) and replay (`engine/live_replay.py`),
+so a replayed live finding is judged by exactly the rules that found it. A run is a list of
+*ops* (plain JSON, the replayable program of a live finding):
+
+* `{"op": "connect", "client": i, "offer": [...], "collections": bool, "deliveryMs": n}`
+* `{"op": "command", "client": i, "method": m, "params": {...}}` (createSession, createChat, …)
+* `{"op": "subscribe", "client": i, "channel": uri}`
+* `{"op": "dispatch", "client": i, "channel": uri, "action": {...}}`
+* `{"op": "reconnect", "client": i, "back": k}` (reconnect with lastSeenServerSeq k envelopes back)
+* `{"op": "garbage", "client": i, "frame": text}` (a malformed frame, WIRE.md §10)
+
+What the host must do with an op is decided when it runs, from the client's confirmed state
+(`expect_dispatch`, `expect_create_chat`), never stored in the op: a shrunk trace is judged
+against the state it really produces. After every op the run waits for quiescence (a ping on
+every connection is a barrier; then pending echoes get a bounded grace), follows new chats,
+takes fresh snapshots with one observer connection per client profile, and runs the live
+checks on what every client recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from harness.invariants.base import Violation
+from harness.invariants.live_base import (
+    ClientView,
+    Command,
+    Dispatch,
+    Envelope,
+    LiveObservation,
+    Probe,
+    Reconnect,
+    SessionFacts,
+    Snapshot,
+    profile_key,
+)
+from harness.invariants.live_checks import check_live
+from harness.reference import MalformedAction, Model, Profile
+from harness.spec.versions import introduced_in, is_client_dispatchable, parse_version
+from harness.targets.live import ROOT, ConnectionLost, RpcError, Transcript, WireConnection
+
+T = TypeVar("T")
+JSON = Any
+State = dict[str, Any]
+
+TARGET_TIMEOUT = "TARGET-TIMEOUT"
+TARGET_CRASH = "TARGET-CRASH"
+COLLECTION = "collection"
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    offer: tuple[str, ...] = ("0.7.0", "0.6.0")
+    collections: bool = True
+    delivery_ms: int = 0
+
+    def op(self, index: int) -> dict[str, Any]:
+        return {"op": "connect", "client": index, "offer": list(self.offer),
+                "collections": self.collections, "deliveryMs": self.delivery_ms}
+
+
+#: Four clients: two that negotiated collections (immediate and coalesced delivery, INV-043),
+#: one that did not (INV-040), one that speaks only 0.6.0 (INV-046).
+DEFAULT_CLIENTS: tuple[ClientSpec, ...] = (
+    ClientSpec(),
+    ClientSpec(delivery_ms=20),
+    ClientSpec(collections=False),
+    ClientSpec(offer=("0.6.0",), collections=False),
+)
+
+
+class LiveFailure(Exception):
+    """The host hung or dropped a connection: a finding of its own (not an invariant)."""
+
+    def __init__(self, invariant: str, message: str) -> None:
+        super().__init__(message)
+        self.violation = Violation(invariant, "violation", message)
+
+
+class EventLoopThread:
+    """One asyncio loop in a daemon thread; synchronous callers submit coroutines with a timeout."""
+
+    def __init__(self, name: str = "ahp-live-loop") -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float) -> T:
+        fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return fut.result(timeout_s)
+        except concurrent.futures.TimeoutError:
+            fut.cancel()
+            raise LiveFailure(TARGET_TIMEOUT, f"no answer from the host within {timeout_s:g}s") from None
+
+    def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+def kind_of_uri(uri: str) -> str | None:
+    if uri == ROOT:
+        return "root"
+    for prefix, kind in (("ahp-session:", "session"), ("ahp-chat:", "chat"), ("ahp-terminal:", "terminal"),
+                         ("ahp-changeset:", "changeset"), ("ahp-resource-watch:", "resourceWatch")):
+        if uri.startswith(prefix):
+            return "annotations" if kind == "session" and uri.endswith("/annotations") else kind
+    return None
+
+
+class SimClient:
+    """One simulated client: a connection, its confirmed state per channel, its pending queue."""
+
+    def __init__(self, run: LiveRun, index: int, spec: ClientSpec, client_id: str) -> None:
+        self.run = run
+        self.spec = spec
+        self.view = ClientView(index, client_id, list(spec.offer), collections=spec.collections,
+                               delivery_ms=spec.delivery_ms)
+        self.conn: WireConnection | None = None
+        self.model: Model | None = None
+        self.by_seq: dict[int, Dispatch] = {}
+        self.next_seq = 1
+        self.dead = False
+
+    @property
+    def ready(self) -> bool:
+        return self.conn is not None and self.view.version is not None and not self.dead
+
+    # -- receiving ---------------------------------------------------------------------------
+
+    def on_notification(self, conn_id: int, method: str, params: dict[str, Any]) -> None:
+        if self.conn is None or conn_id != self.conn.conn_id or method != "action":
+            return
+        env = Envelope.from_params(params)
+        self.view.envelopes.append(env)
+        self._apply(env)
+
+    def _apply(self, env: Envelope) -> None:
+        v = self.view
+        ch = env.channel
+        if isinstance(env.origin, dict) and env.origin.get("clientId") == v.client_id:
+            d = self.by_seq.get(env.origin.get("clientSeq"))  # type: ignore[arg-type]
+            if d is not None and d.channel == ch:
+                d.echoes.append(env)
+                q = v.pending.get(ch)
+                if q:
+                    v.pending[ch] = [x for x in q if x is not d]
+        if env.rejected or ch not in v.confirmed or self.model is None:
+            return
+        kind = self.run.kinds.get(ch) or kind_of_uri(ch)
+        if kind is None:
+            return
+        try:
+            new = self.model.reduce(kind, v.confirmed[ch], env.action, 0)
+        except MalformedAction:
+            new = v.confirmed[ch]
+        v.confirmed[ch] = new
+        v.history.setdefault(ch, []).append((env.seq, new))
+
+    def take_snapshot(self, snap: Any) -> None:
+        if not isinstance(snap, dict) or not isinstance(snap.get("resource"), str):
+            return
+        ch, state = snap["resource"], snap.get("state")
+        if not isinstance(state, dict):
+            return
+        v = self.view
+        v.snapshots.append(Snapshot(ch, snap.get("fromSeq"), state, len(v.envelopes)))
+        v.confirmed[ch] = state
+        seq = snap.get("fromSeq") if isinstance(snap.get("fromSeq"), int) else -1
+        v.history[ch] = [(seq, state)]
+        v.subscribed.add(ch)
+        self.run.kinds.setdefault(ch, kind_of_uri(ch) or "")
+
+    def optimistic(self, channel: str) -> State | None:
+        state = self.view.confirmed.get(channel)
+        kind = self.run.kinds.get(channel)
+        if state is None or self.model is None or not kind:
+            return state
+        for d in self.view.pending.get(channel, []):
+            with contextlib.suppress(MalformedAction):
+                state = self.model.reduce(kind, state, d.action, 0)
+        return state
+
+    # -- sending -----------------------------------------------------------------------------
+
+    async def connect(self, url: str) -> None:
+        self.conn = WireConnection(self.run.next_conn(), self.run.transcript, self.on_notification)
+        await self.conn.open(url, self.run.request_timeout_s)
+
+    async def initialize(self) -> None:
+        assert self.conn is not None
+        params: dict[str, Any] = {
+            "channel": ROOT, "protocolVersions": list(self.spec.offer), "clientId": self.view.client_id,
+            "clientInfo": {"name": "ahp-fuzz", "version": "0.1.0"}, "initialSubscriptions": [ROOT],
+        }
+        if self.spec.collections:
+            params["capabilities"] = {"attachmentCollections": {}}
+        try:
+            res = await self.conn.request("initialize", params, self.run.request_timeout_s)
+        except RpcError:
+            self.view.version = None  # e.g. -32005: the host does not speak this offer
+            return
+        version = res.get("protocolVersion") if isinstance(res, dict) else None
+        self.view.version = version if isinstance(version, str) else None
+        try:
+            self.model = Model(Profile.for_version(version)) if isinstance(version, str) else None
+        except ValueError:
+            self.model = None
+        for snap in (res.get("snapshots") or []) if isinstance(res, dict) else []:
+            self.take_snapshot(snap)
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        assert self.conn is not None
+        try:
+            return await self.conn.request(method, params, self.run.request_timeout_s)
+        except TimeoutError:
+            raise LiveFailure(
+                TARGET_TIMEOUT,
+                f"client {self.view.index}: no answer to {method} within {self.run.request_timeout_s:g}s",
+            ) from None
+        except ConnectionLost as e:
+            self.dead = True
+            raise LiveFailure(TARGET_CRASH, f"client {self.view.index}: {method}: {e}") from None
+
+    async def subscribe(self, channel: str) -> bool:
+        params: dict[str, Any] = {"channel": channel}
+        if self.spec.delivery_ms:
+            params["delivery"] = {"maxLatencyMs": self.spec.delivery_ms}
+        try:
+            res = await self.request("subscribe", params)
+        except RpcError:
+            return False
+        self.view.subscribed.add(channel)
+        if isinstance(res, dict):
+            self.take_snapshot(res.get("snapshot"))
+        return True
+
+    async def dispatch(self, channel: str, action: JSON) -> Dispatch:
+        assert self.conn is not None
+        d = Dispatch(self.next_seq, channel, action)
+        self.run.expect_dispatch(self, d)
+        self.next_seq += 1
+        self.view.dispatches.append(d)
+        self.by_seq[d.client_seq] = d
+        if channel in self.view.subscribed and not d.silent:
+            self.view.pending.setdefault(channel, []).append(d)
+        try:
+            await self.conn.notify("dispatchAction", {"channel": channel, "clientSeq": d.client_seq, "action": action})
+        except ConnectionLost as e:
+            self.dead = True
+            raise LiveFailure(TARGET_CRASH, f"client {self.view.index}: dispatchAction: {e}") from None
+        return d
+
+    async def ping(self) -> None:
+        await self.request("ping", {"channel": ROOT})
+
+
+class LiveRun:
+    """A live run against one host URL: clients, observers, the observation, the checks."""
+
+    def __init__(self, url: str, *, loop: EventLoopThread | None = None, token: str | None = None,
+                 request_timeout_s: float = 5.0, drain_s: float = 0.25, snapshot_every: int = 1,
+                 skip: frozenset[str] = frozenset()) -> None:
+        self.url = url
+        self.token = token or uuid.uuid4().hex[:8]
+        self.loop = loop or EventLoopThread()
+        self._own_loop = loop is None
+        self.request_timeout_s = request_timeout_s
+        self.drain_s = drain_s
+        self.snapshot_every = max(1, snapshot_every)
+        self.skip = skip
+        self.transcript = Transcript()
+        self.clients: dict[int, SimClient] = {}
+        self.observers: dict[str, SimClient] = {}
+        self.kinds: dict[str, str] = {ROOT: "root"}
+        self.obs = LiveObservation([], kinds=self.kinds)
+        self.ops: list[dict[str, Any]] = []
+        self.steps = 0
+        self._conn_no = 0
+        self.op_timeout_s = request_timeout_s * 4 + drain_s + 5
+
+    def next_conn(self) -> int:
+        self._conn_no += 1
+        return self._conn_no
+
+    # -- facts for generators ---------------------------------------------------------------
+
+    def client(self, i: int) -> SimClient | None:
+        c = self.clients.get(i)
+        return c if c is not None and c.ready else None
+
+    def ready_clients(self) -> list[SimClient]:
+        return [c for _, c in sorted(self.clients.items()) if c.ready]
+
+    def agent_caps(self) -> dict[str, Any]:
+        for c in self.ready_clients():
+            root = c.view.confirmed.get(ROOT) or {}
+            agents = root.get("agents") or []
+            if agents and isinstance(agents[0], dict):
+                caps = agents[0].get("capabilities")
+                return caps if isinstance(caps, dict) else {}
+        return {}
+
+    def provider(self) -> str | None:
+        for c in self.ready_clients():
+            agents = (c.view.confirmed.get(ROOT) or {}).get("agents") or []
+            if agents and isinstance(agents[0], dict) and isinstance(agents[0].get("provider"), str):
+                return str(agents[0]["provider"])
+        return None
+
+    def channels(self, kind: str) -> list[str]:
+        return sorted(ch for ch, k in self.kinds.items() if k == kind)
+
+    def session_of(self, chat: str) -> str | None:
+        return self.obs.chat_session.get(chat)
+
+    def state(self, channel: str) -> State | None:
+        for c in self.ready_clients():
+            s = c.view.confirmed.get(channel)
+            if s is not None and (c.view.version or "") >= "0.7.0":
+                return s
+        return None
+
+    def completed_turns(self, chat: str) -> list[str] | None:
+        s = self.state(chat)
+        if s is None:
+            return None
+        return [t.get("id") for t in s.get("turns") or [] if isinstance(t, dict) and t.get("state") == "complete"]
+
+    # -- expectations (computed when an op runs, from confirmed states) ----------------------
+
+    def expect_dispatch(self, client: SimClient, d: Dispatch) -> None:
+        """What the host MUST do with `d` (only the MUST rules of the spec; anything else may go
+        either way)."""
+        a = d.action
+        if d.channel not in self.kinds:
+            d.silent = True  # WIRE.md §5.3: action on a non-existent channel is silently ignored
+            return
+        t = d.type
+        version = client.view.version or "0.7.0"
+        intro = introduced_in(t)
+        if intro is not None and intro <= parse_version(version) and not is_client_dispatchable(t, version):
+            d.must_reject, d.reason = "INV-053", f"{t} is not client-dispatchable"
+            return
+        state = client.view.confirmed.get(d.channel) or {}
+        caps = self.agent_caps()
+        wd = caps.get("multipleWorkingDirectories")
+        if t == "chat/turnCancelled":
+            active = state.get("activeTurn")
+            if not isinstance(active, dict) or active.get("id") != a.get("turnId"):
+                d.must_reject, d.reason = "INV-044", "chat/turnCancelled with no matching active turn"
+        elif t == "chat/toolCallConfirmed":
+            if _tool_status(state, a) != "pending-confirmation":
+                d.must_reject, d.reason = "INV-044", "the tool call is not pending-confirmation"
+        elif t == "chat/workingDirectorySet":
+            session = client.view.confirmed.get(self.session_of(d.channel) or "") or {}
+            if "workingDirectories" in session and a.get("directory") not in (session.get("workingDirectories") or []):
+                d.must_reject, d.reason = "INV-031", f"{a.get('directory')!r} is not in the session's set"
+        elif t == "session/workingDirectoryRemoved":
+            dirs = state.get("workingDirectories") or []
+            if (isinstance(wd, dict) and wd.get("immutablePrimary") and not wd.get("primaryReplacement")
+                    and dirs and a.get("directory") == dirs[0]):
+                d.must_reject, d.reason = "INV-032", "removing the immutable primary"
+        message = a.get("message") if t in ("chat/turnStarted", "chat/pendingMessageSet") else (
+            a.get("draft") if t == "chat/draftChanged" else None)
+        if d.must_reject is None and isinstance(message, dict):
+            self._expect_message(d, message)
+
+    def _expect_message(self, d: Dispatch, message: dict[str, Any]) -> None:
+        key = "draft" if d.type == "chat/draftChanged" else "message"
+        items = message.get("attachments")
+        if not isinstance(items, list):
+            return
+        for i, att in enumerate(items):
+            if not isinstance(att, dict):
+                continue
+            here = f".{key}.attachments[{i}]"
+            if att.get("type") == COLLECTION:
+                members = att.get("attachments")
+                if not isinstance(members, list) or not members or any(
+                        isinstance(m, dict) and m.get("type") == COLLECTION for m in members):
+                    d.must_reject, d.reason = "INV-037", "a nested or empty collection"
+                    return
+                for j, m in enumerate(members):
+                    if isinstance(m, dict) and m.get("type") == "chat" and not self._expect_chat(d, m, f"{here}.attachments[{j}]"):
+                        return
+            elif att.get("type") == "chat" and not self._expect_chat(d, att, here):
+                return
+
+    def _expect_chat(self, d: Dispatch, att: dict[str, Any], path: str) -> bool:
+        ref = att.get("resource")
+        turns = self.completed_turns(ref) if isinstance(ref, str) else None
+        if not isinstance(ref, str) or self.kinds.get(ref) != "chat":
+            if isinstance(ref, str) and kind_of_uri(ref) == "chat" and ref not in self.kinds and self.token not in ref:
+                d.must_reject, d.reason = "INV-044", f"a chat attachment names an unknown chat {ref!r}"
+                return False
+            return True
+        state = self.state(ref) or {}
+        if "endTurn" in att:
+            known = {t.get("id") for t in state.get("turns") or [] if isinstance(t, dict)}
+            if att["endTurn"] not in known:
+                d.must_reject, d.reason = "INV-044", f"endTurn {att['endTurn']!r} is not a retained turn of {ref}"
+                return False
+            return True
+        if turns:
+            d.pins[path] = turns[-1]
+        return True
+
+    def expect_create_chat(self, params: dict[str, Any]) -> tuple[str | None, str]:
+        dirs = params.get("workingDirectories")
+        session = self.state(str(params.get("channel"))) or {}
+        if isinstance(dirs, list) and "workingDirectories" in session:
+            outside = [x for x in dirs if x not in (session.get("workingDirectories") or [])]
+            if outside:
+                return "INV-031", f"workingDirectories {outside} are not in the session's set"
+        return None, ""
+
+    # -- running ops ------------------------------------------------------------------------
+
+    def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run(coro, self.op_timeout_s)
+
+    def apply(self, op: dict[str, Any], *, check: bool = True) -> list[Violation]:
+        """Run one op, wait for quiescence, run the live checks; return what they found."""
+        self.ops.append(op)
+        self.steps += 1
+        try:
+            return self.call(self._op_and_check(op, check))
+        except LiveFailure as f:
+            return [f.violation]
+
+    async def _op_and_check(self, op: dict[str, Any], check: bool) -> list[Violation]:
+        await self._op(op)
+        return await self._settle_and_check() if check else []
+
+    async def _op(self, op: dict[str, Any]) -> None:
+        name = op.get("op")
+        i = int(op.get("client", 0))
+        if name == "connect":
+            await self._connect(i, op)
+            return
+        c = self.client(i)
+        if c is None:
+            return  # the client never connected (its version was refused) or died: skip
+        if name == "command":
+            await self._command(c, str(op["method"]), dict(op.get("params") or {}))
+        elif name == "subscribe":
+            await c.subscribe(str(op["channel"]))
+        elif name == "dispatch":
+            await c.dispatch(str(op["channel"]), op.get("action"))
+        elif name == "reconnect":
+            await self._reconnect(c, int(op.get("back", 0)))
+        elif name == "garbage":
+            await self._garbage(c, str(op.get("frame", "")))
+        else:
+            raise ValueError(f"unknown live op {name!r}")
+
+    async def _connect(self, i: int, op: dict[str, Any]) -> None:
+        spec = ClientSpec(tuple(op.get("offer") or ("0.7.0",)), bool(op.get("collections")), int(op.get("deliveryMs") or 0))
+        c = SimClient(self, i, spec, f"fz-{self.token}-{i}")
+        self.clients[i] = c
+        self.obs.clients = [x.view for _, x in sorted(self.clients.items())]
+        try:
+            await c.connect(self.url)
+        except ConnectionLost as e:
+            raise LiveFailure(TARGET_CRASH, f"client {i}: {e}") from None
+        await c.initialize()
+
+    async def _command(self, c: SimClient, method: str, params: dict[str, Any]) -> None:
+        must, reason = self.expect_create_chat(params) if method == "createChat" else (None, "")
+        cmd = Command(method, params, must, reason)
+        c.view.commands.append(cmd)
+        try:
+            cmd.result = await c.request(method, params)
+        except RpcError as e:
+            cmd.error = {"code": e.code, "message": e.message}
+            return
+        ch = params.get("channel")
+        if method == "createSession" and isinstance(ch, str):
+            self.kinds[ch] = "session"
+            wd = self.agent_caps().get("multipleWorkingDirectories")
+            wd = wd if isinstance(wd, dict) else {}
+            dirs = params.get("workingDirectories")
+            self.obs.sessions[ch] = SessionFacts(ch, list(dirs) if isinstance(dirs, list) else None,
+                                                 bool(wd.get("immutablePrimary")), bool(wd.get("primaryReplacement")))
+        elif method == "createChat" and isinstance(params.get("chat"), str):
+            self.kinds[params["chat"]] = "chat"
+            if isinstance(ch, str):
+                self.obs.chat_session[params["chat"]] = ch
+        elif method == "createTerminal" and isinstance(ch, str):
+            self.kinds[ch] = "terminal"
+
+    async def _reconnect(self, c: SimClient, back: int) -> None:
+        v = c.view
+        seqs = [e.seq for e in v.envelopes if isinstance(e.seq, int) and not e.replayed]
+        if not seqs:
+            return
+        last_seen = seqs[max(0, len(seqs) - 1 - back)] if back < len(seqs) else 0
+        subs = sorted(v.subscribed)
+        r = Reconnect(last_seen, subs, expected=[
+            e for e in v.envelopes
+            if not e.rejected and not e.replayed and e.channel in v.subscribed and isinstance(e.seq, int) and e.seq > last_seen
+        ])
+        v.reconnects.append(r)
+        old = c.conn
+        if old is not None:
+            await old.close()
+        v.pending.clear()  # guide/reconciliation.md: a reconnect clears pending
+        v.collections = None  # reconnect carries no capabilities: what the host assumes is unknown
+        await c.connect(self.url)
+        try:
+            r.result = await c.request("reconnect", {"channel": ROOT, "clientId": v.client_id,
+                                                      "lastSeenServerSeq": last_seen, "subscriptions": subs})
+        except RpcError as e:
+            r.error = {"code": e.code, "message": e.message}
+            v.subscribed.clear()
+            v.collections = c.spec.collections
+            await c.initialize()  # the TS client's fallback: initialize, then subscribe again
+            for ch in subs:
+                if ch != ROOT:
+                    await c.subscribe(ch)
+            return
+        if isinstance(r.result, dict) and r.result.get("type") == "snapshot":
+            for snap in r.result.get("snapshots") or []:
+                c.take_snapshot(snap)
+        elif isinstance(r.result, dict):
+            for gone in r.result.get("missing") or []:
+                v.subscribed.discard(gone)
+
+    async def _garbage(self, c: SimClient, frame: str) -> None:
+        assert c.conn is not None
+        p = Probe(frame)
+        c.view.probes.append(p)
+        before = len(c.conn.null_replies)
+        try:
+            await c.conn.send_raw(frame)
+            await c.conn.request("ping", {"channel": ROOT}, self.request_timeout_s)
+        except (ConnectionLost, TimeoutError) as e:
+            p.alive, p.detail = False, f"({e})"
+            c.dead = True
+        new = c.conn.null_replies[before:]
+        p.reply = new[0] if new else None
+
+    # -- quiescence and checks --------------------------------------------------------------
+
+    async def _barrier(self) -> None:
+        await asyncio.gather(*(c.ping() for c in self.ready_clients()))
+
+    async def _settle_and_check(self) -> list[Violation]:
+        await self._barrier()
+        deadline = time.monotonic() + self.drain_s
+        while time.monotonic() < deadline and any(
+            q and ch in c.view.subscribed for c in self.ready_clients() for ch, q in c.view.pending.items()
+        ):
+            await asyncio.sleep(0.005)
+        if await self._follow():
+            await self._barrier()
+        if self.steps % self.snapshot_every == 0:
+            await self._fresh_snapshots()
+            await self._barrier()
+        else:
+            self.obs.fresh = {}  # checks of fresh snapshots wait for the next full step
+        found = check_live(self.obs, skip=self.skip)
+        for c in self.clients.values():
+            self.obs.since_env[c.view.index] = len(c.view.envelopes)
+            self.obs.since_disp[c.view.index] = len(c.view.dispatches)
+        return found
+
+    async def _follow(self) -> bool:
+        """Every client subscribes to the chats of the sessions it watches (new chats appear in
+        the session catalog); disposed channels are dropped."""
+        changed = False
+        for c in self.ready_clients():
+            for s_uri in [ch for ch in sorted(c.view.subscribed) if self.kinds.get(ch) == "session"]:
+                state = c.view.confirmed.get(s_uri) or {}
+                for entry in state.get("chats") or []:
+                    chat = entry.get("resource") if isinstance(entry, dict) else None
+                    if isinstance(chat, str) and chat not in c.view.subscribed:
+                        self.kinds.setdefault(chat, "chat")
+                        self.obs.chat_session.setdefault(chat, s_uri)
+                        await c.subscribe(chat)
+                        changed = True
+        return changed
+
+    async def _observer(self, key: str, like: SimClient) -> SimClient | None:
+        obs = self.observers.get(key)
+        if obs is not None and obs.ready:
+            return obs
+        obs = SimClient(self, -1 - len(self.observers), like.spec, f"fz-{self.token}-observer-{len(self.observers)}")
+        obs.spec = ClientSpec(like.spec.offer, like.spec.collections, 0)
+        try:
+            await obs.connect(self.url)
+        except ConnectionLost as e:
+            raise LiveFailure(TARGET_CRASH, f"observer: {e}") from None
+        await obs.initialize()
+        if obs.view.version != like.view.version:
+            return None
+        self.observers[key] = obs
+        return obs
+
+    async def _fresh_snapshots(self) -> None:
+        fresh: dict[str, dict[str, Snapshot]] = {}
+        for c in self.ready_clients():
+            key = profile_key(c.view.version, c.view.collections)
+            if key in fresh or c.view.collections is None:
+                continue
+            wanted = sorted(set().union(*(x.view.subscribed for x in self.ready_clients()
+                                          if profile_key(x.view.version, x.view.collections) == key)))
+            obs = await self._observer(key, c)
+            if obs is None or obs.conn is None:
+                continue
+            snaps: dict[str, Snapshot] = {}
+            for ch in wanted:
+                try:
+                    res = await obs.request("subscribe", {"channel": ch})
+                except RpcError:
+                    continue
+                snap = res.get("snapshot") if isinstance(res, dict) else None
+                if isinstance(snap, dict):
+                    snaps[ch] = Snapshot(ch, snap.get("fromSeq"), snap.get("state"))
+                await obs.conn.notify("unsubscribe", {"channel": ch})
+            fresh[key] = snaps
+        self.obs.fresh = fresh
+
+    # -- teardown ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        async def shut() -> None:
+            for c in [*self.clients.values(), *self.observers.values()]:
+                if c.conn is not None:
+                    await c.conn.close()
+
+        with contextlib.suppress(LiveFailure):
+            self.loop.run(shut(), 10.0)
+        if self._own_loop:
+            self.loop.close()
+
+
+def _tool_status(state: State, action: dict[str, Any]) -> str | None:
+    turn = state.get("activeTurn")
+    if not isinstance(turn, dict) or turn.get("id") != action.get("turnId"):
+        return None
+    for part in turn.get("responseParts") or []:
+        tc = part.get("toolCall") if isinstance(part, dict) and part.get("kind") == "toolCall" else None
+        if isinstance(tc, dict) and tc.get("toolCallId") == action.get("toolCallId"):
+            return tc.get("status") if isinstance(tc.get("status"), str) else None
+    return None

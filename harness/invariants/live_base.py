@@ -1,0 +1,269 @@
+"""What the live checks look at: a recorded conversation with a host, as plain data.
+
+The live machine (`harness.engine.live`) fills these records as frames arrive; the live checks
+(`live_wire`, `live_state`, `live_scenarios`) read them after each step, at quiescence. A test
+can build them by hand from a crafted envelope stream: that is how every live check is shown
+failing on a counterexample.
+
+Vocabulary:
+
+* `Envelope` — one `action` notification as a client received it (or one replayed envelope);
+* `Dispatch` — one `dispatchAction` a client sent, with what the harness expects of the host
+  (a required rejection names the invariant that requires it), and the echoes it got;
+* `Command` — one request a client sent (createChat, …) and its answer;
+* `Snapshot` — a channel state with its `fromSeq` (initialize, subscribe, reconnect);
+* `ClientView` — everything one simulated client saw and did, plus its confirmed state per
+  channel folded from the envelopes it received (`history`: the state after each envelope);
+* `LiveObservation` — all clients, the fresh snapshots an observer took at quiescence, and the
+  facts the checks need (which kind each channel is, the agent's capabilities).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON = Any
+State = dict[str, Any]
+
+#: `Envelope.origin` when the key was absent (server-originated) — distinct from `null`.
+ABSENT: Any = "<absent>"
+
+
+@dataclass
+class Envelope:
+    seq: JSON
+    channel: str
+    action: JSON
+    origin: JSON = ABSENT
+    rejection: JSON = None  # the `rejectionReason` value (None: the key was absent)
+    replayed: bool = False  # came in a reconnect replay, not live
+
+    @property
+    def rejected(self) -> bool:
+        return self.rejection is not None
+
+    @property
+    def type(self) -> str:
+        t = self.action.get("type") if isinstance(self.action, dict) else None
+        return t if isinstance(t, str) else ""
+
+    @staticmethod
+    def from_params(params: dict[str, Any], *, replayed: bool = False) -> Envelope:
+        return Envelope(
+            seq=params.get("serverSeq"),
+            channel=str(params.get("channel", "")),
+            action=params.get("action"),
+            origin=params.get("origin", ABSENT),
+            rejection=params.get("rejectionReason") if "rejectionReason" in params else None,
+            replayed=replayed,
+        )
+
+
+@dataclass
+class Dispatch:
+    client_seq: int
+    channel: str
+    action: JSON
+    #: The invariant that requires the host to reject this dispatch (None: accept or reject).
+    must_reject: str | None = None
+    reason: str = ""  # why a rejection is required (for the message)
+    #: The channel does not exist: the host MUST NOT echo it (INV-044).
+    silent: bool = False
+    #: Chat attachments sent without endTurn: their path in the action -> the endTurn the host
+    #: must pin (the referenced chat's latest completed turn when the message was sent).
+    pins: dict[str, str] = field(default_factory=dict)
+    echoes: list[Envelope] = field(default_factory=list)
+
+    @property
+    def type(self) -> str:
+        t = self.action.get("type") if isinstance(self.action, dict) else None
+        return t if isinstance(t, str) else ""
+
+
+@dataclass
+class Command:
+    method: str
+    params: dict[str, Any]
+    #: The invariant that requires an error answer (None: either is fine).
+    must_fail: str | None = None
+    reason: str = ""
+    result: JSON = None
+    error: dict[str, Any] | None = None  # {"code", "message"} of an error answer
+    lost: str | None = None  # no answer: timeout or connection lost
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+@dataclass
+class Snapshot:
+    channel: str
+    from_seq: JSON
+    state: JSON
+    #: How many envelopes the client had received when the snapshot arrived.
+    position: int = 0
+
+
+@dataclass
+class Reconnect:
+    """A `reconnect` the client sent: what it asked and what came back."""
+
+    last_seen: int
+    subscriptions: list[str]
+    result: JSON = None
+    error: dict[str, Any] | None = None
+    #: Non-rejected envelopes the client had recorded for `subscriptions` above `last_seen`,
+    #: up to the moment it reconnected (the expected replay).
+    expected: list[Envelope] = field(default_factory=list)
+
+
+@dataclass
+class Probe:
+    """A malformed frame sent on purpose and what the host did (WIRE.md §10)."""
+
+    frame: str
+    reply: JSON = None  # the answer with id null, if any
+    alive: bool = True  # a ping afterwards was answered
+    detail: str = ""
+
+
+@dataclass
+class ClientView:
+    index: int
+    client_id: str
+    offered: list[str]
+    version: str | None = None  # the negotiated version (None: initialize failed)
+    #: Declared capabilities.attachmentCollections at initialize (None: unknown — a reconnect
+    #: carries no capabilities, so what the host assumes afterwards is not known).
+    collections: bool | None = False
+    delivery_ms: int = 0  # subscribe delivery.maxLatencyMs
+    envelopes: list[Envelope] = field(default_factory=list)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    dispatches: list[Dispatch] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)
+    reconnects: list[Reconnect] = field(default_factory=list)
+    probes: list[Probe] = field(default_factory=list)
+    subscribed: set[str] = field(default_factory=set)
+    confirmed: dict[str, State] = field(default_factory=dict)
+    pending: dict[str, list[Dispatch]] = field(default_factory=dict)
+    #: channel -> [(serverSeq, confirmed state after it)], the snapshot's (fromSeq, state) first.
+    history: dict[str, list[tuple[int, State]]] = field(default_factory=dict)
+
+    def state_at(self, channel: str, seq: int) -> State | None:
+        """The confirmed state of `channel` after every envelope with serverSeq <= `seq`
+        (None when the client's first snapshot of it is newer than `seq`)."""
+        found: State | None = None
+        for s, state in self.history.get(channel, ()):
+            if isinstance(s, int) and s <= seq:
+                found = state
+            else:
+                break
+        return found
+
+    def last_seq(self, channel: str) -> int | None:
+        h = self.history.get(channel)
+        return h[-1][0] if h else None
+
+
+@dataclass
+class SessionFacts:
+    """What the machine knows of one session it created."""
+
+    uri: str
+    directories: list[str] | None  # as created (None: absent)
+    immutable_primary: bool = False
+    primary_replacement: bool = False
+
+
+@dataclass
+class LiveObservation:
+    clients: list[ClientView]
+    #: profile key (`profile_key`) -> channel -> a snapshot an observer connection with that
+    #: profile took at quiescence. The first key is the main profile (client 0's).
+    fresh: dict[str, dict[str, Snapshot]] = field(default_factory=dict)
+    #: channel -> state kind ("session", "chat", "terminal", …).
+    kinds: dict[str, str] = field(default_factory=dict)
+    sessions: dict[str, SessionFacts] = field(default_factory=dict)
+    #: chat -> owning session.
+    chat_session: dict[str, str] = field(default_factory=dict)
+    #: Per client index: the first envelope / dispatch / command not yet checked.
+    since_env: dict[int, int] = field(default_factory=dict)
+    since_disp: dict[int, int] = field(default_factory=dict)
+
+    def main_fresh(self) -> dict[str, Snapshot]:
+        """The fresh snapshots of the main profile (the first one taken)."""
+        return next(iter(self.fresh.values()), {})
+
+    def fresh_for(self, c: ClientView) -> dict[str, Snapshot]:
+        return self.fresh.get(profile_key(c.version, c.collections), {})
+
+    def new_envelopes(self, c: ClientView) -> list[Envelope]:
+        return c.envelopes[self.since_env.get(c.index, 0) :]
+
+    def new_dispatches(self, c: ClientView) -> list[Dispatch]:
+        return c.dispatches[self.since_disp.get(c.index, 0) :]
+
+
+def profile_key(version: str | None, collections: bool | None) -> str:
+    """What decides how a host projects states for a connection (WIRE.md; seed 000)."""
+    shown = "unknown" if collections is None else "collections" if collections else "flat"
+    return f"{version}|{shown}"
+
+
+LiveCheckFn = Callable[[LiveObservation], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class LiveCheck:
+    """A live check: `id` is its catalogue entry (severity and title come from the registry)."""
+
+    id: str
+    fn: LiveCheckFn
+
+    @property
+    def doc(self) -> str:
+        return " ".join((self.fn.__doc__ or "").split())
+
+
+def strip_clock(value: JSON) -> JSON:
+    """`value` without `modifiedAt` keys (wall-clock dependent on a host, INV-042)."""
+    if isinstance(value, dict):
+        return {k: strip_clock(v) for k, v in value.items() if k != "modifiedAt"}
+    if isinstance(value, list):
+        return [strip_clock(v) for v in value]
+    return value
+
+
+def first_difference(a: JSON, b: JSON, path: str = "") -> str | None:
+    """The first path where `a` and `b` differ (key-presence sensitive), or None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in b:
+                return f"{path}.{k} only in the first"
+            if k not in a:
+                return f"{path}.{k} only in the second"
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path} has {len(a)} vs {len(b)} items"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    if a != b or (type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float)))):
+        return f"{path or '.'}: {_short(a)} vs {_short(b)}"
+    return None
+
+
+def _short(v: JSON, limit: int = 80) -> str:
+    import json
+
+    text = json.dumps(v, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,193 @@
+"""State checks at quiescence (INVARIANTS.md §D, §G): INV-022, 026, 042, 043, 045, 048, 049, 052.
+
+They compare what clients folded from the envelopes they received with fresh snapshots an
+observer took at quiescence, and clients with each other. States are compared without
+`modifiedAt` (a host's wall clock, INV-042) unless a check says otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import combinations
+from typing import Any
+
+from .live_base import LiveObservation, first_difference, profile_key, strip_clock
+from .live_wire import must_reject
+
+ACTIVITY_MASK = 31
+IDLE, ERROR, IN_PROGRESS, INPUT_NEEDED = 1, 2, 8, 24
+#: ChatSummary fields a ChatState inlines (INV-048).
+SUMMARY_FIELDS = ("resource", "title", "status", "activity", "modifiedAt", "origin", "interactivity",
+                  "workingDirectories")
+
+
+def snapshot_replay(obs: LiveObservation) -> Iterator[str]:
+    """INV-042 (specification/lifecycle.md; guide/reconciliation.md): reducing snapshot S1 of C
+    with every non-rejected envelope of C up to f2, in serverSeq order, yields the snapshot S2
+    taken at f2 (all fields but modifiedAt)."""
+    for c in obs.clients:
+        for ch, snap in obs.fresh_for(c).items():
+            if ch not in c.subscribed or not isinstance(snap.from_seq, int):
+                continue
+            mine = c.state_at(ch, snap.from_seq)
+            if mine is None:
+                continue
+            theirs = snap.state
+            if obs.kinds.get(ch) == "session" and (c.version or "") < "0.7.0":
+                # A pre-0.7.0 peer sees the singular workingDirectory projected from the 0.7.0
+                # set, which only 0.7.0 actions change: a profile mismatch, not a host bug.
+                mine, theirs = _without(mine, "workingDirectory"), _without(theirs, "workingDirectory")
+            diff = first_difference(strip_clock(mine), strip_clock(theirs))
+            if diff:
+                yield (
+                    f"client {c.index}: {ch} folded from its snapshot and envelopes up to serverSeq "
+                    f"{snap.from_seq} differs from a fresh snapshot at {diff}"
+                )
+
+
+def _without(state: Any, key: str) -> Any:
+    return {k: v for k, v in state.items() if k != key} if isinstance(state, dict) else state
+
+
+def _pairs(obs: LiveObservation, same_delivery: bool) -> Iterator[tuple[Any, Any, str]]:
+    for a, b in combinations(obs.clients, 2):
+        if profile_key(a.version, a.collections) != profile_key(b.version, b.collections):
+            continue
+        if (a.delivery_ms == b.delivery_ms) != same_delivery:
+            continue
+        for ch in sorted(a.subscribed & b.subscribed):
+            if ch in a.confirmed and ch in b.confirmed:
+                yield a, b, ch
+
+
+def converges(obs: LiveObservation) -> Iterator[str]:
+    """INV-045 (guide/reconciliation.md: "server-wins semantics"; doctrine: "all clients converge
+    on the same state"): a client keeping confirmed + pending ends, once its dispatches are
+    echoed, with optimistic == confirmed == host state; clients with the same view agree."""
+    for c in obs.clients:
+        for ch, queue in sorted(c.pending.items()):
+            if queue and ch in c.subscribed:
+                d = queue[0]
+                yield (
+                    f"client {c.index}: {len(queue)} dispatch(es) on {ch} never echoed, first "
+                    f"clientSeq {d.client_seq} ({d.type}): optimistic state cannot reconcile"
+                )
+    for a, b, ch in _pairs(obs, same_delivery=True):
+        diff = first_difference(strip_clock(a.confirmed[ch]), strip_clock(b.confirmed[ch]))
+        if diff:
+            yield f"clients {a.index} and {b.index} disagree on {ch} at quiescence: {diff}"
+
+
+def coalesced_delivery(obs: LiveObservation) -> Iterator[str]:
+    """INV-043 (specification/subscriptions.md §Delivery preferences: coalescing must preserve
+    "the same reduced state a client would observe from immediate delivery"): clients with
+    different delivery.maxLatencyMs agree at every quiescent point."""
+    for a, b, ch in _pairs(obs, same_delivery=False):
+        diff = first_difference(strip_clock(a.confirmed[ch]), strip_clock(b.confirmed[ch]))
+        if diff:
+            yield (
+                f"client {a.index} (maxLatencyMs {a.delivery_ms}) and client {b.index} "
+                f"(maxLatencyMs {b.delivery_ms}) disagree on {ch}: {diff}"
+            )
+
+
+def _quiet_between(obs: LiveObservation, channels: set[str], lo: int, hi: int) -> bool:
+    """No client saw an envelope of `channels` with lo < serverSeq <= hi."""
+    return not any(
+        e.channel in channels and isinstance(e.seq, int) and lo < e.seq <= hi
+        for c in obs.clients
+        for e in c.envelopes
+    )
+
+
+def summary_consistency(obs: LiveObservation) -> Iterator[str]:
+    """INV-048 (ChatState doc: "Producers MUST keep the two representations consistent";
+    specification/chat-channel.md §State): at quiescence the ChatSummary fields inlined in each
+    ChatState equal the session's chats entry for it."""
+    fresh = obs.main_fresh()
+    for s_uri in obs.sessions:
+        s = fresh.get(s_uri)
+        if s is None or not isinstance(s.state, dict):
+            continue
+        for entry in s.state.get("chats") or []:
+            if not isinstance(entry, dict):
+                continue
+            c = fresh.get(str(entry.get("resource")))
+            if c is None or not isinstance(c.state, dict):
+                continue
+            if isinstance(s.from_seq, int) and isinstance(c.from_seq, int):
+                lo, hi = sorted((s.from_seq, c.from_seq))
+                if not _quiet_between(obs, {s_uri, c.channel}, lo, hi):
+                    continue
+            for k in SUMMARY_FIELDS:
+                if entry.get(k, "<absent>") != c.state.get(k, "<absent>"):
+                    yield (
+                        f"{c.channel}.{k} is {c.state.get(k, '<absent>')!r} but its entry in "
+                        f"{s_uri}.chats has {entry.get(k, '<absent>')!r}"
+                    )
+
+
+def turn_ids_unique(obs: LiveObservation) -> Iterator[str]:
+    """INV-022 (ChatState.turns "Completed turns"; server validation): within a chat, the ids in
+    turns plus activeTurn.id are pairwise distinct."""
+    for ch, snap in obs.main_fresh().items():
+        if obs.kinds.get(ch) != "chat" or not isinstance(snap.state, dict):
+            continue
+        ids = [t.get("id") for t in snap.state.get("turns") or [] if isinstance(t, dict)]
+        active = snap.state.get("activeTurn")
+        if isinstance(active, dict):
+            ids.append(active.get("id"))
+        dupes = sorted({str(i) for i in ids if ids.count(i) > 1})
+        if dupes:
+            yield f"{ch}: turn id(s) {dupes} occur more than once"
+
+
+def default_chat_in_catalog(obs: LiveObservation) -> Iterator[str]:
+    """INV-026 (specification/session-channel.md §Server Validation: "Server MUST reject"
+    session/defaultChatChanged naming a chat not in the catalog): defaultChat, when present,
+    names an entry of chats."""
+    for s_uri in obs.sessions:
+        snap = obs.main_fresh().get(s_uri)
+        if snap is None or not isinstance(snap.state, dict) or "defaultChat" not in snap.state:
+            continue
+        chats = {c.get("resource") for c in snap.state.get("chats") or [] if isinstance(c, dict)}
+        if snap.state["defaultChat"] not in chats:
+            yield f"{s_uri}.defaultChat {snap.state['defaultChat']!r} is not in its chats {sorted(map(str, chats))}"
+    yield from must_reject(obs, "INV-026")
+
+
+def annotations_not_empty(obs: LiveObservation) -> Iterator[str]:
+    """INV-049 (Annotation doc: "Every annotation MUST contain at least one AnnotationEntry")."""
+    for ch, snap in obs.main_fresh().items():
+        if obs.kinds.get(ch) != "annotations" or not isinstance(snap.state, dict):
+            continue
+        for a in snap.state.get("annotations") or []:
+            if isinstance(a, dict) and not a.get("entries"):
+                yield f"{ch}: annotation {a.get('id')!r} has no entries"
+    yield from must_reject(obs, "INV-049")
+
+
+def session_status_aggregates(obs: LiveObservation) -> Iterator[str]:
+    """INV-052 (specification/session-channel.md §Chat aggregation: "Take the activity bits …
+    from the defaultChat when set, else from the most recently modified chat. Promote
+    InputNeeded if any chat needs input. Promote Error if any chat is in an error state")."""
+    for s_uri in obs.sessions:
+        snap = obs.main_fresh().get(s_uri)
+        if snap is None or not isinstance(snap.state, dict):
+            continue
+        chats = [c for c in snap.state.get("chats") or [] if isinstance(c, dict) and isinstance(c.get("status"), int)]
+        status = snap.state.get("status")
+        if not chats or not isinstance(status, int):
+            continue
+        default = next((c for c in chats if c.get("resource") == snap.state.get("defaultChat")), None)
+        if default is None:
+            default = max(chats, key=lambda c: str(c.get("modifiedAt", "")))
+        acts = {c["status"] & ACTIVITY_MASK for c in chats}
+        allowed = {default["status"] & ACTIVITY_MASK}
+        if INPUT_NEEDED in acts or ERROR in acts:
+            allowed = {a for a in (INPUT_NEEDED, ERROR) if a in acts}
+        if status & ACTIVITY_MASK not in allowed:
+            yield (
+                f"{s_uri}: status activity {status & ACTIVITY_MASK} but its chats aggregate to "
+                f"{sorted(allowed)} (chat activities {sorted(acts)})"
+            )

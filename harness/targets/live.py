@@ -1,0 +1,446 @@
+"""The live target: a JSON-RPC 2.0 over WebSocket client for any AHP host (WIRE.md §1–§5).
+
+Spellings (`parse_live_spec`):
+
+* `ws://HOST:PORT[/path]` (or `wss://`) — a host that is already running;
+* `host-cmd:<command line>` — start a host: the command runs in its own process group and must
+  print its `ws://` URL on stdout (the first `ws://…` it prints is used); the harness stops the
+  whole group afterwards;
+* `host:embedded[?defect=NAME&defect=NAME2]` — the embedded reference host (`harness/host`),
+  optionally with named defects injected (`harness/host/defects.py`).
+
+Hosts are loopback-only (127.0.0.1, ::1, localhost) unless `allow_remote=True`
+(`--allow-remote`). Everything asynchronous lives here and in the engine's event-loop thread:
+`WireConnection` is one client connection (requests with ids, notifications, a recorded
+transcript of every frame in both directions).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from .base import TargetSetupError
+
+#: How a live target is spelled (the ones `open_target` hands to this module).
+LIVE_PREFIXES = ("ws://", "wss://", "host-cmd:", "host:")
+ROOT = "ahp-root://"
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+_URL = re.compile(r"wss?://[^\s\"'<>]+")
+
+
+def is_live_spec(text: str) -> bool:
+    return text.strip().startswith(LIVE_PREFIXES)
+
+
+@dataclass(frozen=True)
+class LiveSpec:
+    """A parsed live-target spelling."""
+
+    kind: str  # "url" | "cmd" | "embedded"
+    text: str  # the spelling as given
+    url: str | None = None
+    command: tuple[str, ...] = ()
+    defects: tuple[str, ...] = ()
+    #: host:embedded only: advertise and enforce `multipleWorkingDirectories.immutablePrimary`.
+    immutable_primary: bool = False
+
+
+def parse_live_spec(text: str, *, defects: tuple[str, ...] = ()) -> LiveSpec:
+    """Parse a live spelling; `defects` add to those named in `host:embedded?defect=…`."""
+    t = text.strip()
+    if t.startswith(("ws://", "wss://")):
+        if defects:
+            raise ValueError("defects can only be injected into host:embedded")
+        return LiveSpec("url", t, url=t)
+    if t.startswith("host-cmd:"):
+        cmd = t[len("host-cmd:") :].strip()
+        if not cmd:
+            raise ValueError("host-cmd: needs a command line that starts the host")
+        return LiveSpec("cmd", t, command=tuple(shlex.split(cmd)))
+    if t.startswith("host:"):
+        rest = t[len("host:") :]
+        name, _, query = rest.partition("?")
+        if name != "embedded":
+            raise ValueError(f"unknown host {name!r} (want host:embedded)")
+        params = parse_qs(query, keep_blank_values=True) if query else {}
+        unknown = set(params) - {"defect", "immutablePrimary"}
+        if unknown:
+            raise ValueError(
+                f"host:embedded: unknown option(s) {', '.join(sorted(unknown))} "
+                "(want defect=NAME, immutablePrimary=1)"
+            )
+        named = tuple(d for v in params.get("defect", []) for d in v.split(",") if d)
+        flag = params.get("immutablePrimary", ["0"])[-1].lower() in ("1", "true", "yes", "")
+        return LiveSpec("embedded", t, defects=tuple(dict.fromkeys((*named, *defects))), immutable_primary=flag)
+    raise ValueError(f"not a live target spelling: {text!r} (want ws://…, host-cmd:… or host:embedded)")
+
+
+def embedded_spec(defects: tuple[str, ...] = (), immutable_primary: bool = False) -> str:
+    """The spelling of the embedded host with `defects` (what a finding records)."""
+    opts = [f"defect={d}" for d in defects] + (["immutablePrimary=1"] if immutable_primary else [])
+    return "host:embedded" + ("?" + "&".join(opts) if opts else "")
+
+
+def is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_loopback(url: str, allow_remote: bool) -> None:
+    if not allow_remote and not is_loopback(url):
+        raise TargetSetupError(
+            f"refusing non-loopback host {url!r}: live targets are loopback-only unless "
+            "--allow-remote is given"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# starting and stopping hosts
+
+
+class HostHandle:
+    """A reachable host: its URL, and how to stop it (a no-op for a host we did not start)."""
+
+    def __init__(self, url: str, stop: Callable[[], None] = lambda: None, description: str = "") -> None:
+        self.url = url
+        self._stop = stop
+        self.description = description or url
+        self._closed = False
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._stop()
+
+
+def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,  # its own process group: we stop the whole group
+        )
+    except OSError as e:
+        raise TargetSetupError(f"host-cmd: cannot start {argv[0]!r}: {e}") from e
+    found: list[str] = []
+    ready = threading.Event()
+
+    def pump() -> None:  # read stdout for the URL, then keep draining so the host never blocks
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if not found:
+                m = _URL.search(line)
+                if m:
+                    found.append(m.group(0))
+                    ready.set()
+        ready.set()
+
+    threading.Thread(target=pump, name="host-cmd-stdout", daemon=True).start()
+
+    def stop() -> None:
+        _stop_group(proc)
+
+    if not ready.wait(timeout_s) or not found:
+        stop()
+        raise TargetSetupError(
+            f"host-cmd: the host did not print a ws:// URL on stdout within {timeout_s:g}s"
+            + (f" (exit status {proc.returncode})" if proc.poll() is not None else "")
+        )
+    return HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}")
+
+
+def _stop_group(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        pgid = os.getpgid(proc.pid)
+    except ProcessLookupError:
+        return
+    for sig, wait_s in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _start_embedded(spec: LiveSpec) -> HostHandle:
+    try:
+        from harness.host import start_host
+    except ImportError as e:
+        raise TargetSetupError(f"host:embedded: the embedded host is not available ({e})") from e
+    try:
+        running = start_host(port=0, defects=spec.defects, immutable_primary=spec.immutable_primary)
+    except ValueError as e:  # an unknown defect name
+        raise TargetSetupError(f"host:embedded: {e}") from e
+    return HostHandle(running.url, running.close, embedded_spec(spec.defects, spec.immutable_primary))
+
+
+def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeout_s: float = 20.0) -> HostHandle:
+    """Make the host of `spec` reachable: start it when the spelling says so."""
+    if spec.kind == "url":
+        assert spec.url is not None
+        check_loopback(spec.url, allow_remote)
+        return HostHandle(spec.url)
+    if spec.kind == "cmd":
+        handle = _start_command(spec.command, startup_timeout_s)
+    else:
+        handle = _start_embedded(spec)
+    try:
+        check_loopback(handle.url, allow_remote)
+    except TargetSetupError:
+        handle.close()
+        raise
+    return handle
+
+
+class LiveTarget:
+    """What `open_target` returns for a live spelling: a host to start, not a reducer.
+
+    The engine drives it with the live machine (`harness.engine.live`); `reduce`/`session`
+    exist only so that it satisfies the `Target` protocol and say so when called.
+    """
+
+    is_live = True
+
+    def __init__(self, spec: str, *, allow_remote: bool = False, defects: tuple[str, ...] = (),
+                 startup_timeout_s: float = 20.0, **_: Any) -> None:
+        self.spec = parse_live_spec(spec, defects=tuple(defects))
+        self.description = (
+            self.spec.text if self.spec.kind != "embedded"
+            else embedded_spec(self.spec.defects, self.spec.immutable_primary)
+        )
+        self.allow_remote = allow_remote
+        self.startup_timeout_s = startup_timeout_s
+        self._handle: HostHandle | None = None
+        if self.spec.kind == "url":
+            assert self.spec.url is not None
+            check_loopback(self.spec.url, allow_remote)
+
+    def start(self) -> HostHandle:
+        if self._handle is None:
+            self._handle = start_live_host(
+                self.spec, allow_remote=self.allow_remote, startup_timeout_s=self.startup_timeout_s
+            )
+        return self._handle
+
+    @property
+    def url(self) -> str:
+        return self.start().url
+
+    def reduce(self, kind: str, state: dict[str, Any], action: Any, now_ms: int) -> dict[str, Any]:
+        raise TargetSetupError(f"{self.description} is a live host: run it with the live machine")
+
+    def session(self, kind: str, state: dict[str, Any]) -> Any:
+        raise TargetSetupError(f"{self.description} is a live host: run it with the live machine")
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+# ---------------------------------------------------------------------------------------------
+# the wire: one client connection
+
+
+class RpcError(Exception):
+    """A JSON-RPC error response."""
+
+    def __init__(self, code: Any, message: str, data: Any = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ConnectionLost(Exception):
+    """The host closed the connection (or it broke) while we waited for an answer."""
+
+
+@dataclass
+class Transcript:
+    """Every frame of a run, in the order this process saw them: `{"c": conn, "d": ">"|"<", "m": msg}`.
+
+    `">"` is client to host, `"<"` host to client; a frame that was not JSON is kept as a string.
+    """
+
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    limit: int = 200_000
+
+    def add(self, conn: int, direction: str, msg: Any) -> None:
+        if len(self.frames) < self.limit:
+            self.frames.append({"c": conn, "d": direction, "m": msg})
+
+
+Notify = Callable[[int, str, dict[str, Any]], None]
+
+
+class WireConnection:
+    """One client connection to a host: numbered requests, notifications, a recorded transcript.
+
+    Runs on one asyncio loop; `on_notification(conn, method, params)` is called on that loop
+    for every host notification, in arrival order. Host requests (the symmetric resource*
+    family) are answered with -32601, as a client without handlers MUST (WIRE.md §4.4).
+    """
+
+    def __init__(self, conn_id: int, transcript: Transcript, on_notification: Notify) -> None:
+        self.conn_id = conn_id
+        self.transcript = transcript
+        self.on_notification = on_notification
+        self._ws: Any = None
+        self._next_id = 1
+        self._waiting: dict[Any, asyncio.Future[Any]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self.closed = asyncio.Event()
+        self.close_code: int | None = None
+        #: Answers with `id: null` (errors about frames the host could not attribute).
+        self.null_replies: list[dict[str, Any]] = []
+
+    async def open(self, url: str, timeout_s: float = 5.0) -> None:
+        from websockets.asyncio.client import connect
+
+        try:
+            self._ws = await asyncio.wait_for(
+                connect(url, compression=None, ping_interval=None, max_size=64 * 2**20, open_timeout=timeout_s),
+                timeout_s,
+            )
+        except (OSError, TimeoutError) as e:
+            raise ConnectionLost(f"cannot connect to {url}: {e}") from e
+        except Exception as e:  # websockets' handshake errors (InvalidStatus, InvalidURI, …)
+            raise ConnectionLost(f"cannot connect to {url}: {type(e).__name__}: {e}") from e
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        ws = self._ws
+        try:
+            async for frame in ws:
+                text = frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
+                try:
+                    msg = json.loads(text)
+                except ValueError:
+                    self.transcript.add(self.conn_id, "<", text)
+                    continue
+                self.transcript.add(self.conn_id, "<", msg)
+                self._dispatch(msg)
+        except Exception:
+            pass
+        finally:
+            self.close_code = getattr(ws, "close_code", None)
+            self.closed.set()
+            for fut in self._waiting.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionLost(f"connection closed (code {self.close_code})"))
+            self._waiting.clear()
+
+    def _dispatch(self, msg: Any) -> None:
+        if not isinstance(msg, dict):
+            return
+        if "method" in msg:
+            params = msg.get("params")
+            if "id" in msg:  # a host request: no handlers here
+                self._send_nowait({"jsonrpc": "2.0", "id": msg["id"],
+                                   "error": {"code": -32601, "message": f"Method not found: {msg['method']}"}})
+                return
+            self.on_notification(self.conn_id, str(msg["method"]), params if isinstance(params, dict) else {})
+            return
+        if msg.get("id", 0) is None:
+            self.null_replies.append(msg)
+            return
+        fut = self._waiting.pop(msg.get("id"), None)
+        if fut is not None and not fut.done():
+            fut.set_result(msg)
+
+    def _send_nowait(self, msg: Any) -> None:
+        self.transcript.add(self.conn_id, ">", msg)
+        asyncio.get_running_loop().create_task(self._send_text(json.dumps(msg, separators=(",", ":"))))
+
+    async def _send_text(self, text: str) -> None:
+        with contextlib.suppress(Exception):
+            await self._ws.send(text)
+
+    async def send_raw(self, text: str) -> None:
+        """Send a frame as is (probes: not JSON, a batch, …)."""
+        self.transcript.add(self.conn_id, ">", text)
+        try:
+            await self._ws.send(text)
+        except Exception as e:
+            raise ConnectionLost(f"send failed: {e}") from e
+
+    async def request(self, method: str, params: dict[str, Any], timeout_s: float = 5.0) -> Any:
+        """Send a request; return its `result` or raise `RpcError` / `ConnectionLost` / TimeoutError."""
+        if self.closed.is_set():
+            raise ConnectionLost(f"connection closed (code {self.close_code})")
+        rid = self._next_id
+        self._next_id += 1
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = fut
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        self.transcript.add(self.conn_id, ">", msg)
+        try:
+            await self._ws.send(json.dumps(msg, separators=(",", ":")))
+        except Exception as e:
+            self._waiting.pop(rid, None)
+            raise ConnectionLost(f"send failed: {e}") from e
+        try:
+            reply = await asyncio.wait_for(fut, timeout_s)
+        finally:
+            self._waiting.pop(rid, None)
+        if "error" in reply:
+            err = reply["error"] if isinstance(reply["error"], dict) else {}
+            raise RpcError(err.get("code"), str(err.get("message", "")), err.get("data"))
+        return reply.get("result")
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        msg = {"jsonrpc": "2.0", "method": method, "params": params}
+        self.transcript.add(self.conn_id, ">", msg)
+        try:
+            await self._ws.send(json.dumps(msg, separators=(",", ":")))
+        except Exception as e:
+            raise ConnectionLost(f"send failed: {e}") from e
+
+    async def close(self) -> None:
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._ws.close(), 2.0)
+        if self._reader is not None:
+            try:
+                await asyncio.wait_for(self._reader, 2.0)
+            except Exception:
+                self._reader.cancel()
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.005) -> bool:
+    """Poll `predicate` (synchronous helper for tests)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval_s)
+    return predicate()
