@@ -39,8 +39,12 @@ def test_known_finding_still_reproduces(path: Path) -> None:
         f"stale known finding {path.name}: {result.summary(finding)} — the upstream issue "
         f"({finding.known_issue}) no longer shows in the model; move the file to regressions/"
     )
-    # Known findings are minimal: nothing but the known invariant fires on them.
-    assert {v.invariant for _, v in result.violations} == {finding.invariant}
+    # Known findings are minimal: nothing but the known invariant fires on them. Probe checks
+    # of other known issues are not about the trace: they ask every reachable state (e.g. any
+    # chat with an active turn shows §11 items 1, 12, 14, 15), so they are left out here.
+    ambient = {i for i, inv in REGISTRY.items() if inv.probe and inv.severity == "known"}
+    fired = {v.invariant for _, v in result.violations}
+    assert fired - (ambient - {finding.invariant}) == {finding.invariant}
 
 
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])

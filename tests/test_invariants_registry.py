@@ -17,7 +17,10 @@ from harness.spec.versions import CLIENT_DISPATCHABLE
 from tests import (
     test_invariants_channels,
     test_invariants_chat,
+    test_invariants_clock,
+    test_invariants_contradictions,
     test_invariants_core,
+    test_invariants_published_schema,
     test_invariants_session,
     test_invariants_status,
 )
@@ -29,6 +32,9 @@ CASE_MODULES = (
     test_invariants_chat,
     test_invariants_session,
     test_invariants_channels,
+    test_invariants_clock,
+    test_invariants_published_schema,
+    test_invariants_contradictions,
 )
 CHECKABLE = sorted(i for i, inv in REGISTRY.items() if inv.checkable)
 

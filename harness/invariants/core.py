@@ -282,19 +282,7 @@ INV_006 = catalogue_entry(
 )
 
 
-INV_007 = catalogue_entry(
-    "INV-007",
-    "Schema validity is preserved",
-    severity="violation",
-    scope="reducer",
-    source="specification/overview.md §JSON Schema; schema/state.schema.json (patched: "
-    "SessionStatus any integer, usage not required — R§11 item 11)",
-    statement="If s is a valid state and a a valid action, R(k, s, a, now) is a valid state.",
-    note="Needs a spec directory (the state schema is not shipped): validated by the schema "
-    "pass of a run with --spec (later issue). `check_step` only reports a target state that is "
-    "not a JSON object under this id.",
-    elsewhere="partly: non-object states, in check_step",
-)
+# INV-007 (schema validity) is checked per step in published_schema.py.
 
 INV_008 = catalogue_entry(
     "INV-008",

@@ -20,15 +20,20 @@ from . import (
     attachments,
     catalog,
     changeset,
+    clock,
     core,
     dispatchability,
     divergence,
     live,
     pending,
+    published_schema,
     resource_watch,
+    result_spread,
     status,
     terminal,
     tool_calls,
+    truncation,
+    turn_loss,
     turns,
     working_directories,
 )
@@ -47,9 +52,14 @@ __all__ = [
 #: The catalogue modules, each named after a protocol idea.
 MODULES: tuple[ModuleType, ...] = (
     core,
+    clock,
+    published_schema,
     status,
     turns,
+    turn_loss,
+    truncation,
     tool_calls,
+    result_spread,
     pending,
     catalog,
     working_directories,
@@ -188,6 +198,15 @@ class _GuardedReducer:
     def __call__(self, kind: str, state: JSONDict, action: JSONDict, now_ms: int) -> JSONDict:
         try:
             return self._reducer(kind, state, action, now_ms)
+        except Exception as e:
+            raise ReducerRaised(e) from e
+
+    def observe_clock(
+        self, kind: str, state: JSONDict, action: JSONDict, now_ms: int
+    ) -> tuple[JSONDict, clock.ClockReads] | None:
+        """The step re-run with the target's clock reads counted (None: not observable)."""
+        try:
+            return clock.observe(self._reducer, kind, state, action, now_ms)
         except Exception as e:
             raise ReducerRaised(e) from e
 

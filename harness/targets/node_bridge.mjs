@@ -6,7 +6,9 @@
 // Each --module is imported (TypeScript through tsx's tsImport when --tsx is given) and its
 // exports are searched for one reducer per state kind, by the names in KIND_EXPORTS, or an
 // exported object `reducers` ({kind: fn}). A reducer is called as fn(state, action, log).
-// During every call Date.now() and `new Date()` return the request's `now` (ms).
+// During every call Date.now() and `new Date()` return the request's `now` (ms). A `reduce`
+// request with "observeClock": true is answered with "clockReads": how many times the reducer
+// read the clock (Date.now() or a no-argument `new Date()`) during the call.
 // Protocol reference: docs/adapters.md. Both forms: reduce | load, step, read, drop.
 
 import { pathToFileURL } from 'node:url';
@@ -49,12 +51,16 @@ function fail(message) {
 
 const RealDate = Date;
 let fixedNow = null;
+let clockReads = 0; // clock reads during the current call (counted for every call)
 class BridgeDate extends RealDate {
   constructor(...args) {
-    if (args.length === 0 && fixedNow !== null) super(fixedNow);
-    else super(...args);
+    if (args.length === 0) {
+      clockReads++;
+      super(fixedNow !== null ? fixedNow : RealDate.now());
+    } else super(...args);
   }
   static now() {
+    clockReads++;
     return fixedNow !== null ? fixedNow : RealDate.now();
   }
 }
@@ -199,6 +205,7 @@ function main(opts, reducers) {
   };
   const call = (fn, state, action, now) => {
     fixedNow = now;
+    clockReads = 0;
     try {
       return fn(state, action, log);
     } finally {
@@ -222,7 +229,8 @@ function main(opts, reducers) {
   const ops = {
     reduce(req) {
       const fn = reducerFor(req.kind);
-      return { state: checkResult(call(fn, checkState(req.state, 'reduce'), req.action, nowOf(req))) };
+      const state = checkResult(call(fn, checkState(req.state, 'reduce'), req.action, nowOf(req)));
+      return req.observeClock === true ? { state, clockReads } : { state };
     },
     load(req) {
       reducerFor(req.kind);
@@ -299,6 +307,7 @@ const announcement = {
   kinds: Object.keys(reducers),
   reducers: origin,
   runtime: `node ${process.version}`,
+  observesClock: true,
 };
 if (opts.protocolVersion) announcement.protocolVersion = opts.protocolVersion;
 process.stdout.write(JSON.stringify(announcement) + '\n');

@@ -12,7 +12,12 @@ from .base import Action, State, TargetError
 
 class ReferenceTarget:
     """The reference reducers as a target. A reducer exception (e.g. `MalformedAction` on a
-    schema-invalid payload) becomes `TargetError`, like an adapter's error reply would."""
+    schema-invalid payload) becomes `TargetError`, like an adapter's error reply would.
+
+    `in_process` tells the clock probes (harness/invariants/clock.py) that calls run in this
+    process, so they observe the model's clock reads by watching the call."""
+
+    in_process = True
 
     def __init__(self, profile: Profile = DEFAULT_PROFILE, *, model: Any = None) -> None:
         self.profile = profile
