@@ -188,6 +188,7 @@ def rejections(obs: LiveObservation) -> Iterator[str]:
                     f"client {c.index}: {d.type} on the non-existent channel {d.channel} was echoed "
                     "(MUST be silently ignored)"
                 )
+    yield from must_reject(obs, "INV-044")
 
 
 def must_reject(obs: LiveObservation, inv_id: str) -> Iterator[str]:

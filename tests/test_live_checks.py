@@ -1,0 +1,391 @@
+"""Every live check fails on a crafted counterexample (a recorded envelope stream / states) and
+passes on the corrected one. No host needed: the observations are built by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from harness.invariants.live_base import (
+    ABSENT,
+    ClientView,
+    Command,
+    Dispatch,
+    Envelope,
+    LiveObservation,
+    Probe,
+    Reconnect,
+    SessionFacts,
+    Snapshot,
+    first_difference,
+    profile_key,
+    strip_clock,
+)
+from harness.invariants.live_checks import LIVE_CHECKS, LIVE_IDS, check_live
+from harness.invariants.registry import REGISTRY
+
+S, C, C2 = "ahp-session:/s1", "ahp-chat:/c1", "ahp-chat:/c2"
+MAIN = profile_key("0.7.0", True)
+
+
+def client(i: int = 0, *, version: str = "0.7.0", collections: bool | None = True, delivery: int = 0,
+           offered: list[str] | None = None) -> ClientView:
+    return ClientView(i, f"cl-{i}", offered or ["0.7.0", "0.6.0"], version=version,
+                      collections=collections, delivery_ms=delivery)
+
+
+def env(seq: int, channel: str, action: dict, origin: object = ABSENT, rejection: object = None) -> Envelope:
+    return Envelope(seq, channel, action, origin, rejection)
+
+
+def own(c: ClientView, seq: int, channel: str, action: dict, *, echo_seq: int | None = None,
+        rejection: str | None = None, must: str | None = None) -> Dispatch:
+    """A dispatch of `c` and (unless echo_seq is None) its echo, recorded on `c`."""
+    d = Dispatch(seq, channel, action, must_reject=must)
+    c.dispatches.append(d)
+    if echo_seq is not None:
+        e = env(echo_seq, channel, action, {"clientId": c.client_id, "clientSeq": seq}, rejection)
+        c.envelopes.append(e)
+        d.echoes.append(e)
+    return d
+
+
+def obs(*clients: ClientView, fresh: dict[str, Snapshot] | None = None, **kw: object) -> LiveObservation:
+    o = LiveObservation(list(clients), kinds={S: "session", C: "chat", C2: "chat"}, **kw)  # type: ignore[arg-type]
+    if fresh is not None:
+        o.fresh = {MAIN: fresh}
+    return o
+
+
+def subscribed(c: ClientView, channel: str, state: dict, seq: int = 0) -> None:
+    c.subscribed.add(channel)
+    c.confirmed[channel] = state
+    c.history[channel] = [(seq, state)]
+    c.snapshots.append(Snapshot(channel, seq, state, len(c.envelopes)))
+
+
+def session_state(dirs: list[str] | None = None, chats: list[dict] | None = None, **extra: object) -> dict:
+    s: dict = {"provider": "p", "title": "t", "status": 1, "lifecycle": "ready", "activeClients": [],
+               "chats": chats if chats is not None else [], **extra}
+    if dirs is not None:
+        s["workingDirectories"] = dirs
+    return s
+
+
+def chat_state(uri: str = C, **extra: object) -> dict:
+    return {"resource": uri, "title": "New Chat", "status": 1, "modifiedAt": "x", "turns": [], **extra}
+
+
+def summary(uri: str = C, **extra: object) -> dict:
+    return {"resource": uri, "title": "New Chat", "status": 1, "modifiedAt": "x", **extra}
+
+
+# -- one counterexample and one correct case per check ------------------------------------------
+
+
+def seq_not_increasing(ok: bool) -> LiveObservation:
+    c = client()
+    c.envelopes += [env(1, S, {"type": "session/ready"}), env(2 if ok else 1, S, {"type": "session/ready"})]
+    return obs(c)
+
+
+def seq_below_snapshot(ok: bool) -> LiveObservation:
+    c = client()
+    subscribed(c, C, chat_state(), seq=10)
+    c.envelopes.append(env(11 if ok else 10, C, {"type": "chat/usage", "turnId": "t", "usage": {}}))
+    return obs(c)
+
+
+def replay_incomplete(ok: bool) -> LiveObservation:
+    c = client()
+    kept = [env(5, S, {"type": "session/ready"}), env(6, S, {"type": "session/ready"})]
+    shown = [{"channel": S, "serverSeq": 5, "action": {"type": "session/ready"}},
+             {"channel": S, "serverSeq": 6, "action": {"type": "session/ready"}}]
+    c.reconnects.append(Reconnect(4, [S], {"type": "replay", "actions": shown if ok else shown[1:], "missing": []}, expected=kept))
+    return obs(c)
+
+
+def version_leak(ok: bool) -> LiveObservation:
+    c = client(version="0.6.0", collections=False, offered=["0.6.0"])
+    t = "session/titleChanged" if ok else "session/workingDirectorySet"
+    c.envelopes.append(env(3, S, {"type": t, "title": "x", "directory": "file:///a"}))
+    return obs(c)
+
+
+def echo_without_clientseq(ok: bool) -> LiveObservation:
+    c = client()
+    action = {"type": "session/titleChanged", "title": "x"}
+    d = Dispatch(1, S, action)
+    c.dispatches.append(d)
+    origin = {"clientId": c.client_id, "clientSeq": 1} if ok else {"clientId": c.client_id}
+    e = env(7, S, action, origin)
+    c.envelopes.append(e)
+    if ok:
+        d.echoes.append(e)
+    return obs(c)
+
+
+def echo_lost_origin(ok: bool) -> LiveObservation:
+    c = client()
+    action = {"type": "session/titleChanged", "title": "x"}
+    d = Dispatch(1, S, action)
+    c.dispatches.append(d)
+    c.pending[S] = [] if ok else [d]
+    c.envelopes.append(env(7, S, action, {"clientId": c.client_id, "clientSeq": 1} if ok else ABSENT))
+    return obs(c)
+
+
+def echo_changed(ok: bool) -> LiveObservation:
+    c = client()
+    d = own(c, 1, S, {"type": "session/titleChanged", "title": "x"})
+    e = env(4, S, {"type": "session/titleChanged", "title": "x" if ok else "y"}, {"clientId": c.client_id, "clientSeq": 1})
+    c.envelopes.append(e)
+    d.echoes.append(e)
+    return obs(c)
+
+
+def rejection_without_reason(ok: bool) -> LiveObservation:
+    c = client()
+    own(c, 1, C, {"type": "chat/turnCancelled", "turnId": "t", "duration": 0}, echo_seq=3,
+        rejection="no active turn" if ok else "")
+    return obs(c)
+
+
+def must_reject(inv: str, action: dict, channel: str = C) -> Callable[[bool], LiveObservation]:
+    def build(ok: bool) -> LiveObservation:
+        c = client()
+        own(c, 1, channel, action, echo_seq=3, rejection="refused" if ok else None, must=inv)
+        return obs(c)
+
+    return build
+
+
+def echoed_unknown_channel(ok: bool) -> LiveObservation:
+    c = client()
+    d = Dispatch(1, "ahp-chat:/nowhere", {"type": "chat/draftChanged"}, silent=True)
+    c.dispatches.append(d)
+    if not ok:
+        d.echoes.append(env(3, "ahp-chat:/nowhere", d.action, {"clientId": c.client_id, "clientSeq": 1}))
+    return obs(c)
+
+
+def fold_differs(ok: bool) -> LiveObservation:
+    c = client()
+    subscribed(c, S, session_state(title="a"), seq=1)
+    c.history[S].append((2, session_state(title="b")))
+    return obs(c, fresh={S: Snapshot(S, 2, session_state(title="b" if ok else "a"))})
+
+
+def never_echoed(ok: bool) -> LiveObservation:
+    c = client()
+    subscribed(c, S, session_state())
+    d = Dispatch(1, S, {"type": "session/titleChanged", "title": "x"})
+    c.dispatches.append(d)
+    c.pending[S] = [] if ok else [d]
+    return obs(c)
+
+
+def clients_disagree(ok: bool, delivery: int = 0) -> LiveObservation:
+    a, b = client(0), client(1, delivery=delivery)
+    subscribed(a, S, session_state(title="x"))
+    subscribed(b, S, session_state(title="x" if ok else "y"))
+    return obs(a, b)
+
+
+def summary_out_of_sync(ok: bool) -> LiveObservation:
+    c = client()
+    fresh = {S: Snapshot(S, 5, session_state(chats=[summary(status=1)])),
+             C: Snapshot(C, 5, chat_state(status=1 if ok else 8))}
+    return obs(c, fresh=fresh, sessions={S: SessionFacts(S, None)})
+
+
+def duplicate_turn_ids(ok: bool) -> LiveObservation:
+    turns = [{"id": "t1", "state": "complete"}]
+    return obs(client(), fresh={C: Snapshot(C, 5, chat_state(turns=turns, activeTurn={"id": "t2" if ok else "t1"}))})
+
+
+def dangling_default_chat(ok: bool) -> LiveObservation:
+    state = session_state(chats=[summary()], defaultChat=C if ok else C2)
+    return obs(client(), fresh={S: Snapshot(S, 5, state)}, sessions={S: SessionFacts(S, None)})
+
+
+def empty_annotation(ok: bool) -> LiveObservation:
+    a = "ahp-session:/s1/annotations"
+    state = {"annotations": [{"id": "a1", "entries": [{"id": "e"}] if ok else []}]}
+    o = obs(client(), fresh={a: Snapshot(a, 5, state)})
+    o.kinds[a] = "annotations"
+    return o
+
+
+def status_not_aggregated(ok: bool) -> LiveObservation:
+    state = session_state(chats=[summary(status=24)], defaultChat=C, status=24 if ok else 1)
+    return obs(client(), fresh={S: Snapshot(S, 5, state)}, sessions={S: SessionFacts(S, None)})
+
+
+def subset_outside(ok: bool) -> LiveObservation:
+    subset = ["file:///a" if ok else "file:///A/"]
+    fresh = {S: Snapshot(S, 5, session_state(["file:///a"], chats=[summary(workingDirectories=subset)])),
+             C: Snapshot(C, 5, chat_state(workingDirectories=subset))}
+    return obs(client(), fresh=fresh, sessions={S: SessionFacts(S, ["file:///a"])})
+
+
+def create_chat_outside(ok: bool) -> LiveObservation:
+    c = client()
+    cmd = Command("createChat", {"channel": S, "chat": C, "workingDirectories": ["file:///z"]}, must_fail="INV-031")
+    if ok:
+        cmd.error = {"code": -32602, "message": "not in the set"}
+    else:
+        cmd.result = None
+    c.commands.append(cmd)
+    return obs(c)
+
+
+def primary_moved(ok: bool) -> LiveObservation:
+    state = session_state(["file:///a", "file:///b"] if ok else ["file:///b"])
+    return obs(client(), fresh={S: Snapshot(S, 5, state)},
+               sessions={S: SessionFacts(S, ["file:///a", "file:///b"], immutable_primary=True)})
+
+
+def empty_subset_dropped(ok: bool) -> LiveObservation:
+    c = client()
+    c.commands.append(Command("createChat", {"channel": S, "chat": C2, "workingDirectories": []}))
+    c.snapshots.append(Snapshot(C2, 3, chat_state(C2, **({"workingDirectories": []} if ok else {}))))
+    return obs(c)
+
+
+COLLECTION = {"type": "collection", "label": "form", "_meta": {"group": "g"},
+              "attachments": [{"type": "simple", "label": "a", "_meta": {"part": 1}},
+                              {"type": "simple", "label": "b"}]}
+
+
+def _turn(attachments: list) -> dict:
+    return {"type": "chat/turnStarted", "turnId": "t9", "startedAt": "x",
+            "message": {"text": "hi", "origin": {"kind": "user"}, "attachments": attachments}}
+
+
+def metadata_merged(ok: bool) -> LiveObservation:
+    c = client()
+    d = own(c, 1, C, _turn([COLLECTION]))
+    members = COLLECTION["attachments"] if ok else [{**m, "_meta": {"group": "g", **m.get("_meta", {})}} for m in COLLECTION["attachments"]]
+    e = env(4, C, _turn([{**COLLECTION, "attachments": members}]), {"clientId": c.client_id, "clientSeq": 1})
+    c.envelopes.append(e)
+    d.echoes.append(e)
+    return obs(c)
+
+
+def snapshot_loses_collection(ok: bool) -> LiveObservation:
+    c = client()
+    own(c, 1, C, _turn([COLLECTION]), echo_seq=4)
+    stored = [COLLECTION] if ok else COLLECTION["attachments"]
+    turn = {"id": "t9", "message": {"text": "hi", "origin": {"kind": "user"}, "attachments": stored}}
+    return obs(c, fresh={C: Snapshot(C, 6, chat_state(turns=[turn]))})
+
+
+def degraded_reordered(ok: bool) -> LiveObservation:
+    sender, flat = client(0), client(1, collections=False)
+    own(sender, 1, C, _turn([COLLECTION]), echo_seq=4)
+    members = COLLECTION["attachments"] if ok else list(reversed(COLLECTION["attachments"]))
+    flat.envelopes.append(env(4, C, _turn(members), {"clientId": sender.client_id, "clientSeq": 1}))
+    return obs(sender, flat)
+
+
+def pin_missing(ok: bool) -> LiveObservation:
+    c = client()
+    att = {"type": "chat", "label": "x", "resource": C2}
+    d = own(c, 1, C, _turn([att]))
+    d.pins[".message.attachments[0]"] = "t1"
+    e = env(4, C, _turn([{**att, "endTurn": "t1"}] if ok else [att]), {"clientId": c.client_id, "clientSeq": 1})
+    c.envelopes.append(e)
+    d.echoes.append(e)
+    return obs(c)
+
+
+def garbage_probe(ok: bool) -> LiveObservation:
+    c = client()
+    reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    c.probes.append(Probe("{not json", reply if ok else None, alive=ok))
+    return obs(c)
+
+
+CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
+    "INV-022": [duplicate_turn_ids],
+    "INV-026": [dangling_default_chat, must_reject("INV-026", {"type": "session/defaultChatChanged", "defaultChat": C2}, S)],
+    "INV-031": [subset_outside, create_chat_outside,
+                must_reject("INV-031", {"type": "chat/workingDirectorySet", "directory": "file:///z"})],
+    "INV-032": [primary_moved, must_reject("INV-032", {"type": "session/workingDirectoryRemoved", "directory": "file:///a"}, S)],
+    "INV-033": [empty_subset_dropped],
+    "INV-037": [must_reject("INV-037", _turn([{"type": "collection", "label": "e", "attachments": []}]))],
+    "INV-038": [metadata_merged],
+    "INV-039": [snapshot_loses_collection],
+    "INV-040": [degraded_reordered],
+    "INV-041": [seq_not_increasing, seq_below_snapshot, replay_incomplete],
+    "INV-042": [fold_differs],
+    "INV-043": [lambda ok: clients_disagree(ok, delivery=20)],
+    "INV-044": [rejection_without_reason, echoed_unknown_channel,
+                must_reject("INV-044", {"type": "chat/turnCancelled", "turnId": "t", "duration": 0})],
+    "INV-045": [never_echoed, clients_disagree],
+    "INV-046": [version_leak],
+    "INV-047": [echo_without_clientseq, echo_lost_origin, echo_changed],
+    "INV-048": [summary_out_of_sync],
+    "INV-049": [empty_annotation, must_reject("INV-049", {"type": "annotations/entryRemoved"}, "ahp-session:/s1/annotations")],
+    "INV-052": [status_not_aggregated],
+    "INV-053": [must_reject("INV-053", {"type": "session/ready"}, S)],
+    "INV-X04": [garbage_probe],
+    "INV-X05": [pin_missing],
+}
+PARAMS = [pytest.param(inv, build, id=f"{inv}-{i}") for inv, builds in CASES.items() for i, build in enumerate(builds)]
+
+
+@pytest.mark.parametrize(("inv", "build"), PARAMS)
+def test_counterexample_fails(inv: str, build: Callable[[bool], LiveObservation]) -> None:
+    found = check_live(build(False), only={inv})
+    assert found, f"{inv} did not fire on its counterexample"
+    assert {v.invariant for v in found} == {inv}
+    assert all(v.severity == REGISTRY[inv].severity for v in found)
+
+
+@pytest.mark.parametrize(("inv", "build"), PARAMS)
+def test_correct_case_passes_every_check(inv: str, build: Callable[[bool], LiveObservation]) -> None:
+    assert check_live(build(True)) == []
+
+
+def test_every_live_check_has_a_case() -> None:
+    assert set(CASES) == LIVE_IDS
+    for chk in LIVE_CHECKS:
+        assert chk.id in REGISTRY, f"{chk.id} has no catalogue entry"
+        inv = REGISTRY[chk.id]
+        # live-only entries say where they are checked; INV-033 also has a per-step reducer check
+        assert inv.elsewhere or inv.check is not None, chk.id
+        assert len(chk.doc) > 40, f"{chk.id}: the docstring must quote its normative sentence"
+
+
+def test_checks_look_only_at_what_is_new() -> None:
+    o = seq_not_increasing(False)
+    assert check_live(o, only={"INV-041"})
+    o.since_env = {0: 2}
+    assert check_live(o, only={"INV-041"}) == []
+
+
+def test_a_rejected_echo_of_a_collection_is_not_a_degradation_finding() -> None:
+    sender, flat = client(0), client(1, collections=False)
+    own(sender, 1, C, _turn([COLLECTION]), echo_seq=4, rejection="no")
+    flat.envelopes.append(env(4, C, _turn([COLLECTION]), {"clientId": sender.client_id, "clientSeq": 1}, "no"))
+    assert check_live(obs(sender, flat), only={"INV-040"}) == []
+
+
+def test_a_060_peer_does_not_compare_the_projected_working_directory() -> None:
+    c = client(version="0.6.0", collections=False, offered=["0.6.0"])
+    subscribed(c, S, session_state(workingDirectory="file:///a"))
+    o = obs(c)
+    o.fresh = {profile_key("0.6.0", False): {S: Snapshot(S, 0, session_state(workingDirectory="file:///b"))}}
+    assert check_live(o, only={"INV-042"}) == []
+    o.fresh[profile_key("0.6.0", False)][S] = Snapshot(S, 0, session_state(title="other", workingDirectory="file:///b"))
+    assert check_live(o, only={"INV-042"})
+
+
+def test_first_difference_and_strip_clock() -> None:
+    assert first_difference({"a": []}, {"a": []}) is None
+    assert "only in the first" in (first_difference({"a": []}, {}) or "")
+    assert first_difference([1, 2], [1]) == " has 2 vs 1 items"
+    assert strip_clock({"modifiedAt": 1, "x": [{"modifiedAt": 2, "y": 3}]}) == {"x": [{"y": 3}]}
