@@ -36,13 +36,26 @@ def replay_command(args: argparse.Namespace) -> int:
         if about and "died without finishing" in about:
             err.print(f"note: {about}", markup=False)
     spec = args.target or expand_target(finding.target, args.file)
+    if finding.kind == "live":  # re-run its ops over the wire (harness/engine/live_replay.py)
+        from harness.engine.live_replay import replay_on_target, result_lines
+        from harness.reference import DEFAULT_PROFILE
+
+        live = open_target_or_usage(spec, DEFAULT_PROFILE, args.timeout)
+        try:
+            live_result = replay_on_target(finding, live, request_timeout_s=args.timeout)
+        finally:
+            live.close()
+        for line in result_lines(live_result, finding, spec):
+            out.print(line, markup=False)
+        return 1 if live_result.reproduced else 0
     spec_dir = _profiles.spec_or_usage(args.spec)
     choice = _profiles.choose_or_usage(args.profile, recorded=finding.profile, spec=spec_dir, target=spec)
     baseline = _profiles.baseline_or_usage(args.baseline)
     target = open_target_or_usage(spec, choice.profile, args.timeout)
     try:
         _profiles.after_open(choice, target, spec)
-        result = replay(finding, target, target_is_model=spec.strip() == "reference")
+        result = replay(finding, target, target_is_model=spec.strip() == "reference",
+                        schema=_profiles.schema_of(spec_dir), baseline=baseline, profile=choice.profile)
     finally:
         target.close()
     out.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "

@@ -48,6 +48,7 @@ def run_command(args: argparse.Namespace) -> int:
     from harness.engine.campaign import DEFAULT_KINDS, RunConfig, run_campaign
     from harness.engine.control import RunControl
     from harness.engine.events import EventBus
+    from harness.engine.live import run_live  # live hosts: the live machine (engine/live.py)
     from harness.report.console import ConsoleReporter, make_console
     from harness.report.writers import FindingWriter, JsonReport, JunitReport
     from harness.spec.versions import KINDS
@@ -67,6 +68,8 @@ def run_command(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.target.strip().startswith(_PROCESS_PREFIXES):
         options["startup_timeout_s"] = min(30.0, args.budget)
+    if args.allow_remote:
+        options["allow_remote"] = True  # live targets only: a non-loopback host
     with _stop_on_signals(control):
         try:
             target = open_target_or_usage(args.target, profile, args.timeout, **options)
@@ -100,9 +103,11 @@ def run_command(args: argparse.Namespace) -> int:
                 max_findings=args.max_findings,
                 database=Path(args.database) if args.database else None,
                 control=control,
+                schema=_profiles.schema_of(spec_dir),
+                baseline=baseline,
             )
             try:
-                summary = run_campaign(config, bus)
+                summary = (run_live if getattr(target, "is_live", False) else run_campaign)(config, bus)
             except ValueError as e:
                 raise UsageError(str(e)) from e
         finally:
@@ -196,7 +201,10 @@ def register(sub: Any) -> None:
         "2 usage/setup error, 3 internal error, 130/143 interrupted (SIGINT/SIGTERM).",
     )
     p.add_argument("--target", default="reference",
-                   help="reference | adapter:<command line> | ts:<AHP checkout> | js:<module> (default: reference)")
+                   help="reference | adapter:<command line> | ts:<AHP checkout> | js:<module> | "
+                   "ws://HOST:PORT | host-cmd:<command> | host:embedded[?defect=NAME] (default: reference)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="live targets: allow a host that is not on loopback (127.0.0.1/::1)")
     p.add_argument("--budget", default="60s", type=duration_type,
                    help="hard wall-clock limit for the whole run, e.g. 30s, 5m, 1h (default: 60s)")
     p.add_argument("--seed", type=int_range(0), help="run seed (default: derived from the clock; printed)")

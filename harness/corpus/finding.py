@@ -22,6 +22,9 @@ from harness.spec.versions import KINDS
 
 FORMAT = "ahp-fuzz/finding"
 FORMAT_VERSION = 1
+#: A finding about a live host: `steps` are live ops (harness/engine/live_run.py) and
+#: `extra["live"]` is the recorded conversation ("ahp-fuzz/live-trace", versioned on its own).
+LIVE_KIND = "live"
 SEVERITIES = ("violation", "warning", "divergence", "known")
 
 #: Placeholders a recorded target may hold (docs/corpus.md, "Portable targets"), expanded at
@@ -129,8 +132,8 @@ class Finding:
         if inv.get("severity") not in SEVERITIES:
             raise bad("invariant.severity", f"is {inv.get('severity')!r}; want one of {', '.join(SEVERITIES)}")
         kind = data.get("kind")
-        if kind not in KINDS:
-            raise bad("kind", f"is {kind!r}; want one of {', '.join(KINDS)}")
+        if kind not in KINDS and kind != LIVE_KIND:
+            raise bad("kind", f"is {kind!r}; want one of {', '.join(KINDS)} or {LIVE_KIND}")
         profile = data.get("profile")
         if not isinstance(profile, str) or not _known_profile(profile):
             raise bad("profile", f"is {profile!r}, not a known version or named profile")
@@ -193,6 +196,10 @@ class Finding:
 def _type_of(action: Any) -> str:
     if isinstance(action, dict) and isinstance(action.get("type"), str):
         return action["type"]
+    if isinstance(action, dict) and isinstance(action.get("op"), str):  # a live op
+        inner = action.get("action")
+        what = inner.get("type") if isinstance(inner, dict) else action.get("method")
+        return f"{action['op']}:{what}" if isinstance(what, str) else action["op"]
     return f"<{type(action).__name__}>"
 
 

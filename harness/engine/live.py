@@ -30,16 +30,12 @@ from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
 
-from .campaign import RunSummary
+from .campaign import RunConfig, RunSummary
 from .control import RunControl
 from .events import EventBus, FindingFound, KnownSeen, Progress, RunFinished, RunStarted, Shrinking
 from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, session_ops, setup_ops
 from .live_replay import LIVE_KIND, LiveShrinker, finding_from_run, replay_live
-from .live_run import DEFAULT_CLIENTS, ClientSpec, EventLoopThread, LiveRun
-
-#: Checks a live run skips unless asked: INV-052 documents a gap (INVARIANTS.md: "report how the
-#: host behaves"; a SHOULD the embedded host does not implement).
-DEFAULT_SKIP: frozenset[str] = frozenset({"INV-052"})
+from .live_run import DEFAULT_CLIENTS, DEFAULT_SKIP, ClientSpec, EventLoopThread, LiveRun
 
 
 @dataclass
@@ -130,6 +126,23 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
             self.run.close()
 
     return LiveMachine
+
+
+def live_config_from(config: RunConfig) -> LiveConfig:
+    """The live campaign's settings for an `ahp-fuzz run` whose target is a live host."""
+    return LiveConfig(
+        url=config.target.url,  # type: ignore[attr-defined]
+        target_spec=config.target_spec, profile=config.profile.label, seed=config.seed,
+        budget_s=config.budget_s, max_chunks=config.max_chunks,
+        chunk_examples=min(config.chunk_examples, 10), max_steps=min(config.max_steps, 30),
+        max_findings=config.max_findings, shrink_budget_s=config.shrink_budget_s,
+        database=config.database, control=config.control,
+    )
+
+
+def run_live(config: RunConfig, bus: EventBus) -> RunSummary:
+    """`run_campaign`'s twin for live targets (`open_target` gave a `LiveTarget`)."""
+    return run_live_campaign(live_config_from(config), bus)
 
 
 def _chunk_seed(run_seed: int, chunk: int) -> int:

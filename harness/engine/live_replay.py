@@ -164,3 +164,24 @@ def _deletions(f: Finding) -> Iterator[Finding]:
                 continue
             yield replace(f, steps=f.steps[:start] + f.steps[start + size:])
         size //= 2
+
+
+def replay_on_target(finding: Finding, target: Any, *, request_timeout_s: float = 5.0) -> LiveReplayResult:
+    """Replay against a live target (`harness.targets.live.LiveTarget`): its host is started
+    when the spelling says so (host:embedded, host-cmd:)."""
+    return replay_live(finding, target.url, request_timeout_s=request_timeout_s)
+
+
+def result_lines(result: LiveReplayResult, finding: Finding, target: str) -> list[str]:
+    """What `ahp-fuzz replay` prints for a live finding."""
+    lines = [
+        f"{finding.invariant} [{finding.severity}] on a live host, {len(finding.steps)} ops, target {target}",
+        f"  {finding.message}",
+    ]
+    if result.reproduced:
+        lines.append(f"reproduced after op {result.step}: {result.message}")
+    else:
+        lines.append("does not reproduce: every op passed the live checks for this invariant")
+    lines += [f"  also: {v.invariant} [{v.severity}] {v.message}" for v in (result.violations or [])
+              if v.invariant != finding.invariant][:10]
+    return lines
