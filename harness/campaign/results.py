@@ -58,6 +58,11 @@ def report_document(state: CampaignState, argv: list[str], version: Any = None) 
             "workers": spec.workers,
             "restarts": state.restarts,
             "crashes": [{"worker": s.index, **c} for s in state.slots for c in s.crashes],
+            "processes": [
+                {"worker": s.index, "generation": s.generation, "target": s.target,
+                 "pid": s.proc.pid if s.proc is not None else None}
+                for s in state.slots
+            ],
             "database": str(spec.database),
             "shard": {"index": spec.shard[0], "count": spec.shard[1]} if spec.shard else None,
             "coverageEvery": spec.coverage_every if spec.coverage else None,

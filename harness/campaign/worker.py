@@ -73,10 +73,6 @@ class WorkerSpec:
         return worker_seed(self.run_seed, self.index, self.generation)
 
 
-#: The engine's own hard deadline is this much later than the worker's chunk-boundary stop.
-HARD_LIMIT_MARGIN_S = 60.0
-
-
 def worker_seed(run_seed: int, index: int, generation: int = 0) -> int:
     digest = hashlib.sha256(f"ahp-fuzz-worker:{run_seed}:{index}:{generation}".encode()).digest()
     return int.from_bytes(digest[:6], "big")
@@ -164,9 +160,9 @@ class WorkerSink:
 def run_worker(spec: WorkerSpec, wire: Wire) -> int:
     from harness.targets.base import open_target
 
-    # The worker keeps its own deadline and stops between chunks (WorkerSink); the engine's
-    # control only gets a hard limit well past it, and a second signal.
-    control = RunControl(spec.budget_s + HARD_LIMIT_MARGIN_S)
+    # The engine's control holds the hard deadline (checked before every step); a first signal
+    # asks the worker to stop after the current chunk, a second one stops it at once.
+    control = RunControl(spec.budget_s)
     profile = Profile.named(spec.profile)
     target = open_target(spec.target, profile=profile, timeout_s=spec.timeout_s)
     is_model = spec.target.strip() == "reference"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -21,6 +23,10 @@ def _positive(text: str, what: str, kind: type = float) -> Any:
     if value <= 0:
         raise UsageError(f"{what} must be positive, got {text!r}")
     return value
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def campaign_command(args: argparse.Namespace) -> int:
@@ -80,9 +86,10 @@ def campaign_command(args: argparse.Namespace) -> int:
 
     def checkpoint(state: Any) -> None:
         doc = report_document(state, argv, profile.version)
-        write_atomic(out / "report.json", __import__("json").dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        write_atomic(out / "report.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
     supervisor = Supervisor(spec, on_update=display.update, on_checkpoint=checkpoint)
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops as cleanly as Ctrl-C
     with display:
         state = supervisor.run()
         display.update(state, force=True)

@@ -1,0 +1,135 @@
+"""Campaign workers: shared finding files, a worker killed with SIGKILL, Ctrl-C, resuming."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.campaign.findings import save_once
+from harness.campaign.supervisor import parse_shard, shard_seed
+from harness.campaign.worker import worker_seed
+from harness.corpus.finding import Finding, TraceStep, load_finding
+
+MUTANTS_FILE = Path(__file__).resolve().parent / "mutants.py"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _finding(message: str = "m") -> Finding:
+    return Finding(
+        invariant="INV-001", severity="violation", title="t", message=message, profile="0.7.0",
+        target="reference", kind="chat", initial={"turns": []},
+        steps=[TraceStep({"type": "chat/delta"}, 1_000)], failing_step=0,
+    )
+
+
+def test_two_writers_of_one_signature_leave_one_complete_file(tmp_path: Path) -> None:
+    results: list[tuple[Path, bool]] = []
+    barrier = threading.Barrier(8)
+
+    def write(i: int) -> None:
+        barrier.wait()
+        results.append(save_once(tmp_path, _finding(f"writer {i}")))
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(written for _, written in results) == 1
+    files = list(tmp_path.glob("*.json"))
+    assert len(files) == 1 and not list(tmp_path.glob(".tmp-*"))
+    kept = load_finding(files[0])  # complete and valid
+    winner = next(p for p, w in results if w)
+    assert winner == files[0] and kept.message.startswith("writer ")
+    # a later save of the same signature does not replace the first one
+    path, written = save_once(tmp_path, _finding("late"))
+    assert not written and load_finding(path).message == kept.message
+
+
+def test_seed_streams_differ_per_worker_generation_and_shard() -> None:
+    seeds = {worker_seed(1, i, g) for i in range(4) for g in range(3)}
+    assert len(seeds) == 12
+    assert len({shard_seed(7, i, 4) for i in range(1, 5)}) == 4
+    assert parse_shard("2/8") == (2, 8)
+    for bad in ("0/3", "4/3", "x", "1/0"):
+        with pytest.raises(ValueError):
+            parse_shard(bad)
+
+
+def _mutant_target(name: str) -> str:
+    argv = [sys.executable, "-m", "harness.targets.reference_adapter", "--model", f"{MUTANTS_FILE}:{name}"]
+    return "adapter:" + shlex.join(argv)
+
+
+def _report(out: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((out / "report.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def _wait_for(pred: Any, timeout: float, proc: subprocess.Popen[str]) -> Any:
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        value = pred()
+        if value:
+            return value
+        if proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    raise AssertionError(f"condition not met in {timeout}s (campaign exit code {proc.poll()})")
+
+
+def _campaign(out: Path, *extra: str, minutes: str = "1") -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "harness.cli", "campaign", "--minutes", minutes, "--seed", "1", "--out", str(out),
+           "--quiet", *extra]
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_killed_worker_loses_no_finding_and_is_restarted(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = _campaign(out, "--workers", "2", "--kinds", "chat", "--target", _mutant_target("turn_started_keeps_read"))
+    try:
+        def found() -> Any:
+            rep = _report(out)
+            return rep if rep and rep["findings"] else None
+
+        rep = _wait_for(found, 60, proc)
+        victim = rep["findings"][0]
+        finding_file = Path(victim["file"])
+        assert finding_file.is_file()
+        pid = next(p["pid"] for p in rep["campaign"]["processes"] if p["worker"] == victim["worker"])
+        assert pid
+        os.kill(pid, signal.SIGKILL)
+
+        def restarted() -> Any:
+            r = _report(out)
+            return r if r and r["campaign"]["restarts"] >= 1 else None
+
+        after = _wait_for(restarted, 30, proc)
+        slot = next(p for p in after["campaign"]["processes"] if p["worker"] == victim["worker"])
+        assert slot["generation"] >= 1 and slot["pid"] != pid
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: stops cleanly, still writes the report
+        _stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, stderr  # findings were made
+    final = _report(out)
+    assert final is not None and final["status"] == "interrupted"
+    assert any(c["worker"] == victim["worker"] and c["how"] == "signal 9" for c in final["campaign"]["crashes"])
+    assert victim["signature"] in {f["signature"] for f in final["findings"]}
+    assert load_finding(finding_file).signature == victim["signature"]
+    assert (out / "junit.xml").is_file() and (out / "index.html").is_file()
+    assert f"report: {out / 'index.html'}" in stderr
