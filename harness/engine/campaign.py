@@ -35,6 +35,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
 from harness.corpus.finding import Finding
@@ -224,11 +225,17 @@ def _campaign_loop(
             + ([Phase.target] if config.step_hook else []),
             suppress_health_check=list(HealthCheck),
         )
+        recorder.failure = None
         try:
             run_state_machine_as_test(
                 seed(chunk_seed(config.seed, summary.chunks))(machine), settings=run_settings
             )
-        except FindingFailure as failure:
+        except (FindingFailure, Flaky) as raised:
+            # The first failure, not what Hypothesis re-raises after replaying the example once
+            # more: a target that hung or crashed need not fail the same way twice (Flaky).
+            failure = getattr(recorder, "failure", None) or raised
+            if not isinstance(failure, FindingFailure):
+                raise
             finding = _confirm(failure, config, control, summary.chunks, emit)
             recorder.suppressed.add((finding.invariant, finding.kind))
             if finding.invariant == TARGET_TIMEOUT and finding.kind in active:

@@ -55,6 +55,10 @@ class Recorder:
     steps: int = 0
     sent: Counter[str] = field(default_factory=Counter)
     changed: Counter[str] = field(default_factory=Counter)
+    #: The first failure of the current chunk, kept here because Hypothesis replays a failing
+    #: example once more before re-raising, and a target that hung or crashed may not fail the
+    #: same way twice (the campaign reads this, not what Hypothesis re-raises).
+    failure: FindingFailure | None = None
     #: Optional outcome hook (campaigns): (kind, before, action, after, malformed) -> a label such
     #: as "chat/delta: no-op: stale turn", or None. Off (None) costs one attribute test per step.
     on_step: Callable[[str, Any, Any, Any, bool], str | None] | None = None
@@ -150,7 +154,10 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                     continue
                 if (v.invariant, kind) in rec.suppressed:
                     continue
-                raise FindingFailure(v, result, trace)
+                failure = FindingFailure(v, result, trace)
+                if rec.failure is None:
+                    rec.failure = failure
+                raise failure
 
         def teardown(self) -> None:
             # Coverage-guided search climbs towards deeper states (HypoFuzz-style target()).
