@@ -252,3 +252,46 @@ MUTANTS: dict[str, tuple[str, str, str]] = {
 #: seed 1: not found in 60 s, or found only after ~40 s). They run in the slow tier with a
 #: longer budget; each is a generator weakness to fix, not a blind spot to hide.
 HARD: frozenset[str] = frozenset({"reorder_drops_unnamed", "confirm_from_any_status", "replace_moves_primary"})
+
+
+# -- typed clients: a systemic encode quirk, alone and with two behavioural defects -----------
+
+
+def _drop_empty_lists(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_empty_lists(v) for k, v in value.items() if v != [] or not isinstance(v, list)}
+    if isinstance(value, list):
+        return [_drop_empty_lists(v) for v in value]
+    return value
+
+
+class _TypedClient:
+    """Reduces like `inner`; its encoder drops every empty list (Go `omitempty`, Kotlin
+    `encodeDefaults = false`, …): the states it keeps are right, the states it writes are not."""
+
+    def __init__(self, inner: Model) -> None:
+        self._inner = inner
+
+    def reduce(self, kind: str, state: State, action: Any, now_ms: int) -> State:
+        return self._inner.reduce(kind, state, action, now_ms)
+
+    def encode_state(self, state: Any) -> Any:
+        return _drop_empty_lists(state)
+
+
+def drops_empty_lists(profile: Profile) -> _TypedClient:
+    """The systemic typed-client defect alone."""
+    return _TypedClient(Model(profile))
+
+
+def typed_client_with_two_bugs(profile: Profile) -> _TypedClient:
+    """The typed-client defect plus `delta_ignores_turn_id` and `turn_started_keeps_read`."""
+    return _TypedClient(
+        Model(
+            profile,
+            overrides={
+                "chat/delta": _delta_ignores_turn_id(_real("chat/delta")),
+                "chat/turnStarted": _turn_started_keeps_read(_real("chat/turnStarted")),
+            },
+        )
+    )
