@@ -231,3 +231,29 @@ def test_response_parts_cover_every_kind() -> None:
         "systemNotification",
         "inputRequest",
     }
+
+
+@pytest.mark.parametrize("kind", ["chat", "session", "terminal", "changeset", "annotations", "root"])
+def test_state_aware_actions_are_complete_payloads(kind: str) -> None:
+    # Every valid-lane action carries its required fields, nested ones included (the model's
+    # payload check, which the engine turns on): otherwise it would become a probe.
+    from harness.reference import Model
+    from strategies.sequences import action_sequences
+
+    model = Model(Profile.named("0.8.0"), check_payloads=True)
+    seqs = _collect(action_sequences(kind, min_size=5, max_size=15, profile=model.profile), 15)
+    actions = [a for s in seqs for a in s.actions]
+    assert len(actions) >= 75
+    problems = [(a.get("type"), p) for a in actions if (p := model.payload_problem(kind, a))]
+    assert problems == []
+
+
+def test_group_chats_draw_directories_of_their_session() -> None:
+    # A chat fuzzed with its session adds directories from the session's set (INV-031 paths).
+    state = {"resource": "ahp-chat:/c", "title": "t", "status": 1, "modifiedAt": "x", "turns": [],
+             "workingDirectories": []}
+    dirs = ("file:///s1", "file:///s2")
+    ctx = ActionContext(session_directories=dirs, stale=0, equivalent_spellings=0)
+    drawn = _collect(actions_for("chat", state, types=["chat/workingDirectorySet"], context=ctx), 20)
+    assert {a["directory"] for a in drawn} <= set(dirs)
+    assert {a["directory"] for a in drawn} == set(dirs)

@@ -1,0 +1,260 @@
+"""End-to-end engine throughput, side by side with its ceiling (a benchmark script, not a test).
+
+    .venv/bin/python bench/bench_engine.py [--seconds 20] [--rounds 2] [--part speed|reach|mutants|all]
+                                           [--mutant-budget 60] [--write]
+
+Part `speed` — in one process, alternating, `--rounds` times each for `--seconds`:
+
+* **run / reference**: `run_campaign` against the in-process reference model as `ahp-fuzz run
+  --target reference` runs it (every kind, every profile the target supports, multi-channel
+  groups, 10% adversarial probes, every per-step invariant, probe checks every step);
+* **bare machine (ceiling)**: a Hypothesis stateful machine over the same model drawing the
+  same way (arm, initial state, state-aware or adversarial action, delay) but with no stepper,
+  no target, no checks and no bookkeeping: what generation plus reduction costs;
+* **run / adapter (fast form)**: the same run through `adapter:python -m
+  harness.targets.reference_adapter` (a subprocess; probe checks every 25 steps, the CLI default).
+
+Part `reach` — the share of state-aware draws that changed the state in a reference run, per
+action type (the run's own coverage counters).
+
+Part `mutants` — every seeded defect of tests/mutants.py, as tests/test_mutation.py runs it (`ahp-fuzz
+run --target adapter:… --max-findings 1 --seed 1`, fresh process): time to detect, or not found
+within `--mutant-budget`.
+
+`--write` records the tables in bench/results/engine.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.engine import generation  # noqa: E402
+from harness.engine.arms import GROUP, arms_for, lanes_for  # noqa: E402
+from harness.engine.campaign import DEFAULT_KINDS, RunConfig, chunk_seed, run_campaign  # noqa: E402
+from harness.engine.events import EventBus  # noqa: E402
+from harness.reference import Model, Profile  # noqa: E402
+from harness.targets.base import open_target  # noqa: E402
+from harness.targets.reference import ReferenceTarget  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "engine.md"
+P = Profile.named("0.7.0")
+ADAPTER = "adapter:" + shlex.join([sys.executable, "-m", "harness.targets.reference_adapter"])
+
+
+def _run(target: Any, spec: str, is_model: bool, seconds: float, run_seed: int) -> tuple[int, float, RunConfig]:
+    config = RunConfig(
+        target=target, target_spec=spec, target_is_model=is_model, profile=P, seed=run_seed,
+        budget_s=seconds, probe_every=1 if is_model else 25, heartbeat_s=0,
+    )
+    t0 = time.perf_counter()
+    summary = run_campaign(config, EventBus())
+    return summary.steps, time.perf_counter() - t0, config
+
+
+def run_reference(seconds: float, run_seed: int) -> float:
+    steps, dt, _ = _run(ReferenceTarget(P), "reference", True, seconds, run_seed)
+    return steps / dt
+
+
+def run_adapter(seconds: float, run_seed: int) -> float:
+    target = open_target(ADAPTER, profile=P)
+    try:
+        steps, dt, _ = _run(target, ADAPTER, False, seconds, run_seed)
+    finally:
+        target.close()
+    return steps / dt
+
+
+def bare_machine(seconds: float, run_seed: int) -> float:
+    """The ceiling: the same draws and the same model, nothing else."""
+    lanes = lanes_for(ReferenceTarget(P), target_is_model=True, profile=P)
+    arms = arms_for(DEFAULT_KINDS, lanes)
+    steps = 0
+
+    class Bare(RuleBasedStateMachine):
+        @initialize(data=st.data())
+        def start(self, data: st.DataObject) -> None:
+            kind, lane = data.draw(st.sampled_from(arms))
+            self.profile, self.model = lanes[lane].profile, lanes[lane].model
+            if kind == GROUP:
+                g = data.draw(generation.channel_groups(self.profile))
+                self.states = [("session", g.session), *(("chat", c) for c in g.chats)]
+            else:
+                self.states = [(kind, data.draw(generation.initial_states(kind, self.profile)))]
+            self.now = 1_000
+
+        @rule(data=st.data())
+        def step(self, data: st.DataObject) -> None:
+            nonlocal steps
+            i = data.draw(st.integers(0, len(self.states) - 1)) if len(self.states) > 1 else 0
+            kind, state = self.states[i]
+            if data.draw(st.integers(0, 99)) < 10:
+                data.draw(generation.adversarial_actions(kind, self.profile))
+            else:
+                action = data.draw(generation.state_aware_actions(kind, state, self.profile))
+                self.now += data.draw(st.integers(0, 5_000))
+                self.states[i] = (kind, self.model.reduce(kind, state, action, self.now))
+            steps += 1
+
+    t0 = time.perf_counter()
+    chunk = 0
+    with generation.pinned_constants():
+        while time.perf_counter() - t0 < seconds:
+            run_state_machine_as_test(
+                seed(chunk_seed(run_seed, chunk))(Bare),
+                settings=settings(
+                    max_examples=25, stateful_step_count=40, deadline=None, database=None,
+                    phases=[Phase.generate], verbosity=Verbosity.quiet,
+                    suppress_health_check=list(HealthCheck),
+                ),
+            )
+            chunk += 1
+    return steps / (time.perf_counter() - t0)
+
+
+def measure_speed(seconds: float, rounds: int) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"run / reference": [], "bare machine (ceiling)": [], "run / adapter (fast form)": []}
+    for r in range(rounds):
+        out["bare machine (ceiling)"].append(bare_machine(seconds, r))
+        out["run / reference"].append(run_reference(seconds, r))
+        out["run / adapter (fast form)"].append(run_adapter(seconds, r))
+        print(f"  round {r + 1}: " + ", ".join(f"{k} {v[-1]:.0f}" for k, v in out.items()), file=sys.stderr)
+    return out
+
+
+def measure_reach(seconds: float) -> dict[str, tuple[int, int]]:
+    target = ReferenceTarget(P)
+    config = RunConfig(
+        target=target, target_spec="reference", target_is_model=True, profile=P, seed=1,
+        budget_s=seconds, heartbeat_s=0,
+    )
+    rows: dict[str, tuple[int, int]] = {}
+
+    class Coverage:
+        def __call__(self, event: Any) -> None:
+            cov = getattr(event, "coverage", None)
+            if isinstance(cov, dict):
+                for t, c in cov.items():
+                    rows[t] = (c["sent"], c["changed"])
+
+    run_campaign(config, EventBus(Coverage()))
+    return rows
+
+
+def measure_mutants(budget: float) -> dict[str, float | None]:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from mutants import MUTANTS  # type: ignore[import-not-found]
+
+    out: dict[str, float | None] = {}
+    for name in sorted(MUTANTS):
+        kind, profile, _ = MUTANTS[name]
+        spec = "adapter:" + shlex.join([
+            sys.executable, "-m", "harness.targets.reference_adapter", "--model",
+            f"{ROOT / 'tests' / 'mutants.py'}:{name}",
+        ])
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [
+                sys.executable, "-m", "harness.cli", "run", "--target", spec, "--profile", profile,
+                "--kinds", kind, "--budget", f"{budget:g}s", "--max-findings", "1", "--seed", "1",
+                "--probe-every", "25", "--out", tmp, "--quiet",
+            ]
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=budget + 180)
+            dt = time.perf_counter() - t0
+        out[name] = dt if proc.returncode == 1 else None
+        print(f"  {name}: {'%.1fs' % dt if out[name] is not None else 'not found'}", file=sys.stderr)
+    return out
+
+
+def render(speed: dict[str, list[float]] | None, reach: dict[str, tuple[int, int]] | None,
+           mutants: dict[str, float | None] | None, args: argparse.Namespace) -> str:
+    lines = [
+        f"Machine: {platform.machine()}, CPython {platform.python_version()}, Hypothesis "
+        f"{hypothesis.__version__}; 2 cores shared with other work (absolute numbers are noisy, "
+        "ratios measured in one run hold).",
+        "",
+    ]
+    if speed:
+        ceiling = statistics.median(speed["bare machine (ceiling)"])
+        lines += [
+            f"## Throughput (`--seconds {args.seconds:g} --rounds {args.rounds}`, median of rounds)",
+            "",
+            "| configuration | steps/s | rounds | ratio to the bare machine |",
+            "|---|---:|---|---:|",
+        ]
+        for name, vals in speed.items():
+            med = statistics.median(vals)
+            lines.append(
+                f"| {name} | {med:,.0f} | {', '.join(f'{v:,.0f}' for v in vals)} | {med / ceiling:.2f} |"
+            )
+        lines.append("")
+    if reach:
+        lines += [
+            "## Reach: state-aware draws that changed the state (reference run, every profile)",
+            "",
+            "| action type | sent | changed | share |",
+            "|---|---:|---:|---:|",
+        ]
+        for t, (sent, changed) in sorted(reach.items()):
+            if t.startswith("<"):
+                continue
+            lines.append(f"| `{t}` | {sent} | {changed} | {changed / sent:.0%} |")
+        lines.append("")
+    if mutants:
+        found = [v for v in mutants.values() if v is not None]
+        lines += [
+            f"## Seeded defects (tests/mutants.py): time to detect, budget {args.mutant_budget:g} s",
+            "",
+            "| mutant | time to detect |",
+            "|---|---:|",
+        ]
+        lines += [f"| `{n}` | {'%.1f s' % v if v is not None else 'not found'} |" for n, v in mutants.items()]
+        if found:
+            lines += ["", f"Found {len(found)}/{len(mutants)}; median {statistics.median(found):.1f} s "
+                      "(wall clock of the whole `ahp-fuzz run` process: start-up, adapter start, "
+                      "search, shrinking, replay)."]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--part", choices=("speed", "reach", "mutants", "all"), default="speed")
+    p.add_argument("--mutant-budget", type=float, default=60.0)
+    p.add_argument("--write", action="store_true")
+    args = p.parse_args()
+    speed = measure_speed(args.seconds, args.rounds) if args.part in ("speed", "all") else None
+    reach = measure_reach(args.seconds) if args.part in ("reach", "all") else None
+    mutants = measure_mutants(args.mutant_budget) if args.part in ("mutants", "all") else None
+    text = render(speed, reach, mutants, args)
+    print(text)
+    if args.write:
+        cmd = "    .venv/bin/python bench/bench_engine.py " + " ".join(sys.argv[1:])
+        previous = RESULTS.read_text() if RESULTS.is_file() else ""
+        header = "# Engine benchmark (bench/bench_engine.py)\n\n"
+        body = previous[len(header):] if previous.startswith(header) else previous
+        RESULTS.write_text(header + f"## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n{cmd}\n\n" + text + "\n" + body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
