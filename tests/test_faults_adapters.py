@@ -15,11 +15,11 @@ def test_adapter_that_stops_answering_costs_at_most_the_budget(tmp_path: Path) -
     """It hangs after 20 replies (and ignores SIGTERM): one TARGET-TIMEOUT finding, the hung
     kind is dropped instead of every later step waiting out its timeout, and the run ends on time."""
     pid, child = tmp_path / "adapter.pid", tmp_path / "child.pid"
-    r = run(tmp_path, "--budget", "4s", "--timeout", "1", "--kinds", "chat,session",
+    r = run(tmp_path, "--budget", "3s", "--timeout", "1", "--kinds", "chat,session",
             "--target", adapter("--hang-after", "20", "--ignore-term", "--pidfile", str(pid),
                                 "--child-pidfile", str(child)))
     assert r.rc == 1, r.stderr
-    assert r.elapsed < 4 + SLACK_S
+    assert r.elapsed < 3 + SLACK_S
     report = r.report()
     assert report["status"] == "finished"
     assert [f["invariant"] for f in report["findings"]][:1] == ["TARGET-TIMEOUT"]
@@ -54,10 +54,10 @@ def test_slow_correct_adapter_ends_on_the_budget_not_on_a_chunk(tmp_path: Path) 
 
 def test_garbage_on_stdout_is_a_crash_finding(tmp_path: Path) -> None:
     pid = tmp_path / "adapter.pid"
-    r = run(tmp_path, "--budget", "4s", "--kinds", "chat", "--max-findings", "1",
+    r = run(tmp_path, "--budget", "3s", "--kinds", "chat", "--max-findings", "1",
             "--target", adapter("--garbage-after", "5", "--pidfile", str(pid)))
     assert r.rc == 1, r.stderr
-    assert r.elapsed < 4 + SLACK_S
+    assert r.elapsed < 3 + SLACK_S
     (finding,) = r.report()["findings"]
     assert finding["invariant"] == "TARGET-CRASH" and "not JSON" in finding["message"]
     assert Path(finding["file"]).is_file()
@@ -66,10 +66,10 @@ def test_garbage_on_stdout_is_a_crash_finding(tmp_path: Path) -> None:
 
 def test_adapter_that_exits_mid_run_is_a_crash_finding_and_is_restarted(tmp_path: Path) -> None:
     pid = tmp_path / "adapter.pid"
-    r = run(tmp_path, "--budget", "4s", "--kinds", "chat",
+    r = run(tmp_path, "--budget", "3s", "--kinds", "chat",
             "--target", adapter("--crash-after", "10", "--pidfile", str(pid)))
     assert r.rc == 1, r.stderr
-    assert r.elapsed < 4 + SLACK_S
+    assert r.elapsed < 3 + SLACK_S
     report = r.report()
     assert report["status"] == "finished"
     crash = next(f for f in report["findings"] if f["invariant"] == "TARGET-CRASH")
@@ -80,10 +80,10 @@ def test_adapter_that_exits_mid_run_is_a_crash_finding_and_is_restarted(tmp_path
 
 def test_adapter_killed_by_a_signal_is_a_crash_finding(tmp_path: Path) -> None:
     pid = tmp_path / "adapter.pid"
-    r = run(tmp_path, "--budget", "4s", "--kinds", "session", "--max-findings", "1",
+    r = run(tmp_path, "--budget", "3s", "--kinds", "session", "--max-findings", "1",
             "--target", adapter("--signal-after", "10", "--pidfile", str(pid)))
     assert r.rc == 1, r.stderr
-    assert r.elapsed < 4 + SLACK_S
+    assert r.elapsed < 3 + SLACK_S
     (finding,) = r.report()["findings"]
     assert finding["invariant"] == "TARGET-CRASH" and "SIGSEGV" in finding["message"]
     assert_gone(pid)
@@ -110,6 +110,6 @@ def test_announced_kinds_limit_what_is_fuzzed(tmp_path: Path) -> None:
     assert report["kinds"] == ["terminal"] and report["kindsFuzzed"] == ["terminal"]
     assert report["findings"] == []
     assert "fuzzing terminal only" in r.stderr
-    asked = run(tmp_path, "--budget", "2s", "--kinds", "chat", "--target", adapter("--kinds", "terminal"),
+    asked = run(tmp_path, "--budget", "1s", "--kinds", "chat", "--target", adapter("--kinds", "terminal"),
                 out="asked")
     assert asked.rc == 2 and "implements none of the kinds asked for" in asked.stderr
