@@ -54,10 +54,10 @@ def _start_host(max_bytes: int) -> tuple[subprocess.Popen[str], str]:
     return proc, proc.stdout.readline().strip()
 
 
-def _table(r: FrameReport, generated_s: float, distinct: int, alive: str) -> str:
+def _table(r: FrameReport, generated_s: float, drawn: int, distinct: int, alive: str) -> str:
     rows = [
         ("frames sent (malformed)", f"{r.frames:,}"),
-        ("cases (each followed by a sentinel ping)", f"{r.cases:,} ({distinct:,} distinct)"),
+        ("cases (each followed by a sentinel ping)", f"{r.cases:,} (cycling {drawn:,} drawn, {distinct:,} distinct)"),
         ("host process alive at the end", alive),
         ("host crashes (fuzz connection dropped unexpectedly)", str(r.host_crashes)),
         ("answers not as expected", str(len(r.failures))),
@@ -100,7 +100,8 @@ def main() -> int:
             alive = "yes" if proc.poll() is None else f"no (exit {proc.returncode})"
             proc.terminate()
             proc.wait(timeout=10)
-    table = _table(report, generated_s, len(cases), alive)
+    distinct = len({(c.kind, c.frames) for c in cases})
+    table = _table(report, generated_s, len(cases), distinct, alive)
     print(table)
     for f in report.failures[:10]:
         print(" -", f.describe())
