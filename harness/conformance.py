@@ -148,16 +148,26 @@ def target_codec(target: Any) -> Callable[[str, str], str] | None:
     return fn
 
 
-def run(spec: SpecDir, profile: Profile, target: Any = None, *, schema: Callable[[Any], str | None] | None = None, notes: list[str] | None = None) -> list[Result]:
-    """Every fixture of `spec`, on the model (`target` None) or through `target`. Lines worth
-    telling the user (round trips skipped) are appended to `notes`."""
+def run(
+    spec: SpecDir | None,
+    profile: Profile,
+    target: Any = None,
+    *,
+    schema: Callable[[Any], str | None] | None = None,
+    notes: list[str] | None = None,
+    fixtures: list[ReducerFixture] | None = None,
+) -> list[Result]:
+    """Every fixture of `spec` (or just the reducer `fixtures` given, e.g. a folder written by
+    `export-fixture`), on the model (`target` None) or through `target`. Lines worth telling
+    the user (round trips skipped) are appended to `notes`."""
+    reducers = fixtures if fixtures is not None else spec.reducer_fixtures() if spec else []
+    trips = spec.round_trip_fixtures() if spec is not None and fixtures is None else []
     if target is None:
         model = Model(profile, check_payloads=True, schema=schema)
-        results = [run_reducer_fixture(fx, model) for fx in spec.reducer_fixtures()]
-        results += [run_round_trip_fixture(fx) for fx in spec.round_trip_fixtures()]
+        results = [run_reducer_fixture(fx, model) for fx in reducers]
+        results += [run_round_trip_fixture(fx) for fx in trips]
         return results
-    results = [run_reducer_fixture_on(fx, target) for fx in spec.reducer_fixtures()]
-    trips = spec.round_trip_fixtures()
+    results = [run_reducer_fixture_on(fx, target) for fx in reducers]
     if getattr(target, "model", None) is not None and not hasattr(target, "announcement"):
         results += [run_round_trip_fixture(fx) for fx in trips]  # the in-process model's codec
         return results

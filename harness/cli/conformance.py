@@ -18,12 +18,13 @@ from ._common import open_target_or_usage, seconds_type
 
 def command(args: argparse.Namespace) -> int:
     spec = _profiles.spec_or_usage(args.spec)
-    if spec is None:
-        raise UsageError("no spec directory: pass --spec DIR or set AHP_SPEC_DIR")
+    fixtures, recorded = _fixture_folder(args.fixtures) if args.fixtures else (None, None)
+    if spec is None and fixtures is None:
+        raise UsageError("no spec directory: pass --spec DIR, set AHP_SPEC_DIR, or pass --fixtures DIR")
     explicit = args.profile or args.version
-    if explicit is None and spec.release.released is None:
+    if explicit is None and recorded is None and spec is not None and spec.release.released is None:
         raise UsageError(f"{spec.path}: no CHANGELOG.md to tell the protocol version; pass --profile (e.g. 0.8.0)")
-    choice = _profiles.choose_or_usage(explicit, spec=spec, target=args.target)
+    choice = _profiles.choose_or_usage(explicit, recorded=recorded, spec=spec, target=args.target)
     target = None
     notes: list[str] = []
     if args.target is not None:
@@ -33,19 +34,43 @@ def command(args: argparse.Namespace) -> int:
             choice = _profiles.after_open(choice, target, args.target, out=sys.stdout if not args.json else sys.stderr)
         try:
             results = conformance.run(
-                spec, choice.profile, target, schema=_profiles.schema_of(spec), notes=notes
+                spec, choice.profile, target, schema=_profiles.schema_of(spec), notes=notes,
+                fixtures=fixtures,
             )
         except (SpecDirError, ValueError) as e:
             raise UsageError(str(e)) from e
     finally:
         if target is not None:
             target.close()
+    where = args.fixtures or (spec.path if spec is not None else "")
     if not results:
-        raise UsageError(f"{spec.path}: no reducer or round-trip fixtures found")
+        raise UsageError(f"{where}: no reducer or round-trip fixtures found")
     what = f"target {args.target}" if args.target else "model"
-    header = f"spec {spec.path} — {what}, profile {choice.profile.label} ({choice.why})"
+    header = f"fixtures {where} — {what}, profile {choice.profile.label} ({choice.why})"
     _print_report(results, header, args.json, notes)
     return 0 if all(r.passed for r in results) else 1
+
+
+def _fixture_folder(folder: str) -> tuple[list[Any], str | None]:
+    """The reducer fixtures of a folder, and the profile they record (`ahpFuzz.profile`, as
+    `export-fixture` writes it) when they all record the same one."""
+    import json
+    from pathlib import Path
+
+    from harness.spec.specdir import load_reducer_fixtures
+
+    d = Path(folder)
+    if not d.is_dir():
+        raise UsageError(f"--fixtures: no such folder {d}")
+    try:
+        fixtures = load_reducer_fixtures(d)
+        profiles = {
+            (json.loads(f.read_text(encoding="utf-8")).get("ahpFuzz") or {}).get("profile")
+            for f in sorted(d.glob("*.json"))
+        }
+    except (SpecDirError, ValueError, KeyError) as e:
+        raise UsageError(f"--fixtures {d}: {e}") from e
+    return fixtures, (profiles.pop() if len(profiles) == 1 and None not in profiles else None)
 
 
 def register(sub: Any) -> None:
@@ -60,6 +85,9 @@ def register(sub: Any) -> None:
     p.add_argument("--target", metavar="T",
                    help="push the fixtures through this target (reference | adapter:<command line> | "
                    "ts:<AHP checkout> | js:<module>) instead of the in-process model")
+    p.add_argument("--fixtures", metavar="DIR",
+                   help="run this folder of reducer fixtures (e.g. written by export-fixture) "
+                   "instead of the spec directory's")
     p.add_argument("--timeout", type=seconds_type, default=5.0,
                    help="per-step target timeout in seconds (default 5)")
     p.add_argument("--json", action="store_true", help="print results as JSON")
