@@ -38,6 +38,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "campaign",
     "report",
     "host",
+    "export_fixture",
 )
 
 __all__ = ["COMMAND_MODULES", "UsageError", "build_parser", "main"]
