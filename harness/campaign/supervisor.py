@@ -52,6 +52,9 @@ class CampaignSpec:
     timeout_s: float = 5.0
     coverage: bool = True
     coverage_every: int = 1
+    #: "replay" (every worker records its reducer calls, replayed under coverage between chunks)
+    #: or "trace" (worker 0 runs under the coverage tracer).
+    coverage_mode: str = "replay"
     steer: bool = True
     shard: tuple[int, int] | None = None  # (i, N), 1-based i
     max_restarts: int = 20
@@ -77,6 +80,7 @@ class Slot:
     banked_outcomes: OutcomeMatrix = field(default_factory=OutcomeMatrix)
     sent: dict[str, dict[str, int]] = field(default_factory=dict)
     coverage_files: list[Path] = field(default_factory=list)
+    branches: dict[str, Any] | None = None
     log: IO[str] | None = None
 
     def total(self, key: str) -> float:
@@ -171,7 +175,7 @@ class Supervisor:
         slot.finished_msg = False
         remaining = max(1.0, self.deadline - time.monotonic())
         cov_file = None
-        if self.spec.coverage and slot.index == 0:
+        if self.spec.coverage and (self.spec.coverage_mode == "replay" or slot.index == 0):
             cov_path = self.spec.out / "coverage" / f"w{slot.index}-g{slot.generation}.coverage"
             cov_path.parent.mkdir(parents=True, exist_ok=True)
             slot.coverage_files.append(cov_path)
@@ -187,7 +191,7 @@ class Supervisor:
             chunk_examples=self.spec.chunk_examples, adversarial_percent=self.spec.adversarial_percent,
             probe_every=self.spec.probe_every, timeout_s=self.spec.timeout_s,
             coverage_file=cov_file, coverage_every=self.spec.coverage_every, steer=self.spec.steer,
-            shrink_budget_s=self.spec.shrink_budget_s,
+            shrink_budget_s=self.spec.shrink_budget_s, coverage_mode=self.spec.coverage_mode,
         )
         if slot.log is None:
             slot.log = open(self.spec.out / "workers" / f"w{slot.index}.log", "a", encoding="utf-8")  # noqa: SIM115
@@ -231,7 +235,10 @@ class Supervisor:
             if "outcomes" in msg:
                 slot.outcomes = msg["outcomes"]
             if "branches" in msg:
-                st.branches = msg["branches"]
+                slot.branches = msg["branches"]
+                # Live figure: the best worker's (the final report combines all workers' data).
+                st.branches = max((s.branches for s in st.slots if s.branches),
+                                  key=lambda b: b.get("percentBranches", 0.0))
             if ev == "finished":
                 slot.finished_msg = True
                 for t, c in (msg.get("sent") or {}).items():

@@ -63,7 +63,8 @@ class WorkerSpec:
     timeout_s: float = 5.0
     shrink_budget_s: float = 10.0
     coverage_file: str | None = None  # measure reference-model branches into this data file
-    coverage_every: int = 1  # trace one chunk in every N
+    coverage_every: int = 1  # measure one chunk in every N
+    coverage_mode: str = "replay"  # replay recorded Model.reduce calls | trace everything
     report_every_s: float = 2.0
     steer: bool = True  # outcome hook + Hypothesis target phase
 
@@ -71,6 +72,10 @@ class WorkerSpec:
     def seed(self) -> int:
         """This worker's seed stream: run seed + worker index (+ restart generation)."""
         return worker_seed(self.run_seed, self.index, self.generation)
+
+
+#: Seconds between coverage summaries sent to the parent (a summary costs ~0.1 s).
+BRANCH_REPORT_EVERY_S = 5.0
 
 
 def worker_seed(run_seed: int, index: int, generation: int = 0) -> int:
@@ -102,6 +107,7 @@ class WorkerSink:
         self.matrix = matrix
         self.sampler = sampler
         self.last_report = 0.0
+        self.last_branches = 0.0
         self.last = {"elapsed": 0.0, "examples": 0, "steps": 0, "known": 0, "chunk": 0}
         self.sent: dict[str, dict[str, int]] = {}
         self.reason = "interrupted"
@@ -126,11 +132,12 @@ class WorkerSink:
                 self.last_report = now
                 if self.matrix is not None:
                     msg["outcomes"] = self.matrix.to_json()
-                if self.sampler is not None:
-                    self.sampler.stop()
-                    msg["branches"] = self.sampler.summary()
             if self.sampler is not None:
-                # Trace the next chunk when it is one of every `coverage_every`.
+                self.sampler.flush()
+                if now - self.last_branches >= BRANCH_REPORT_EVERY_S:
+                    self.last_branches = now
+                    msg["branches"] = self.sampler.summary()
+                # Measure the next chunk when it is one of every `coverage_every`.
                 if event.chunk % max(1, self.spec.coverage_every) == 0:
                     self.sampler.start()
                 else:
@@ -167,7 +174,7 @@ def run_worker(spec: WorkerSpec, wire: Wire) -> int:
     target = open_target(spec.target, profile=profile, timeout_s=spec.timeout_s)
     is_model = spec.target.strip() == "reference"
     matrix = OutcomeMatrix(profile.version) if spec.steer else None
-    sampler = BranchSampler(Path(spec.coverage_file)) if spec.coverage_file else None
+    sampler = BranchSampler(Path(spec.coverage_file), mode=spec.coverage_mode) if spec.coverage_file else None
     sink = WorkerSink(spec, wire, matrix, sampler)
 
     def stop(signum: int, frame: FrameType | None) -> None:

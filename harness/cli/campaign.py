@@ -74,7 +74,8 @@ def campaign_command(args: argparse.Namespace) -> int:
         targets=targets, budget_s=minutes * 60.0, workers=workers, seed=seed, out=out, database=database,
         profile=args.profile, kinds=kinds, max_steps=args.max_steps, chunk_examples=args.chunk,
         adversarial_percent=args.adversarial, probe_every=args.probe_every, timeout_s=args.timeout,
-        coverage=args.coverage_every > 0, coverage_every=max(1, args.coverage_every), steer=not args.no_steer,
+        coverage=args.coverage_every > 0, coverage_every=max(1, args.coverage_every), coverage_mode=args.coverage_mode,
+        steer=not args.no_steer,
         shard=shard,
     )
     argv = ["ahp-fuzz", *sys.argv[1:]]
@@ -142,7 +143,11 @@ def register(sub: Any) -> None:
     p.add_argument("--probe-every", type=int, metavar="N", help="probe checks every N steps (as in 'run')")
     p.add_argument("--timeout", type=float, default=5.0, help="per-step target timeout, seconds (default 5)")
     p.add_argument("--coverage-every", type=int, default=1, metavar="N",
-                   help="worker 0 traces reference-model branches in one chunk of every N (default 1; 0 = off)")
+                   help="measure reference-model branches in one chunk of every N (default 1; 0 = off)")
+    p.add_argument("--coverage-mode", choices=("replay", "trace"), default="replay",
+                   help="replay: every worker records its reducer calls and replays them under coverage "
+                   "between chunks (cheap, exact for the reducers); trace: worker 0 runs under the tracer "
+                   "(default replay)")
     p.add_argument("--no-steer", action="store_true",
                    help="no outcome feedback (no event()/target() on (type, outcome) pairs)")
     p.add_argument("--out", help="run folder (default: reports/campaign-<time>-seed<seed>)")
