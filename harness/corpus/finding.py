@@ -204,13 +204,17 @@ def _type_of(action: Any) -> str:
 
 
 def _known_profile(name: str) -> bool:
-    from harness.reference.profile import Profile
+    """A named profile, or a version this harness models (not one newer than it knows)."""
+    from harness.reference.profile import NAMED_PROFILES, Profile
+    from harness.spec.versions import KNOWN_VERSIONS, parse_version
 
+    if name in NAMED_PROFILES:
+        return True
     try:
-        Profile.named(name)
+        profile = Profile.named(name)
     except ValueError:
         return False
-    return True
+    return profile.version <= max(parse_version(v) for v in KNOWN_VERSIONS)
 
 
 # -- portable targets ----------------------------------------------------------------------------
@@ -225,7 +229,8 @@ def portable_target(spec: str, cwd: str | Path | None = None) -> str:
     text = spec.strip()
     for prefix in ("ts:", "js:"):
         if text.startswith(prefix):
-            return prefix + _absolute(text[len(prefix) :], base)
+            rest = text[len(prefix) :]
+            return prefix + (str((base / rest).resolve()) if rest and (base / rest).exists() else rest)
     if not text.startswith("adapter:"):
         return text
     try:
