@@ -303,6 +303,37 @@ def plain_turn(data: st.DataObject, run: LiveRun) -> list[Op]:
         "message": {"text": text, "origin": {"kind": "user"}}}}]
 
 
+def answer(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """Answer what the agent waits for (a tool-call confirmation, an input request), so turns
+    complete and chats get completed turns to attach."""
+    c = _pick_client(data, run)
+    if c is None:
+        return []
+    waiting = [ch for ch in run.channels("chat") if ch in c.view.subscribed
+               and isinstance((c.view.confirmed.get(ch) or {}).get("activeTurn"), dict)]
+    if not waiting:
+        return []
+    ch = data.draw(st.sampled_from(waiting), label="chat")
+    state = c.optimistic(ch) or {}
+    for part in state["activeTurn"].get("responseParts") or []:
+        tc = part.get("toolCall") if isinstance(part, dict) else None
+        if isinstance(tc, dict) and tc.get("status") == "pending-confirmation":
+            approved = data.draw(st.booleans(), label="approve")
+            action: Op = {"type": "chat/toolCallConfirmed", "turnId": state["activeTurn"]["id"],
+                          "toolCallId": tc["toolCallId"], "approved": approved}
+            action.update({"confirmed": "user-action"} if approved else {"reason": "denied"})
+            return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": action}]
+        request = part.get("request") if isinstance(part, dict) and part.get("kind") == "inputRequest" else None
+        if isinstance(request, dict) and part.get("response") is None:
+            answers = {q["id"]: {"state": "submitted", "value": {"kind": "boolean", "value": True}}
+                       for q in request.get("questions") or [] if isinstance(q, dict) and "id" in q}
+            return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": {
+                "type": "chat/inputCompleted", "requestId": request.get("id"), "response": "accept",
+                "answers": answers}}]
+    return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": {
+        "type": "chat/turnCancelled", "turnId": state["activeTurn"].get("id"), "duration": 1}}]
+
+
 def cancel_without_turn(data: st.DataObject, run: LiveRun) -> list[Op]:
     """chat/turnCancelled naming no active turn: MUST be rejected (INV-044)."""
     c = _pick_client(data, run)
@@ -355,6 +386,7 @@ def garbage(data: st.DataObject, run: LiveRun) -> list[Op]:
 SCENARIOS: Mapping[str, Scenario] = {
     "action": valid_action,
     "turn": plain_turn,
+    "answer": answer,
     "server-only": server_only,
     "create-chat": create_chat,
     "session-dirs": session_directories,
@@ -368,7 +400,7 @@ SCENARIOS: Mapping[str, Scenario] = {
 }
 
 DEFAULT_WEIGHTS: Mapping[str, int] = {
-    "action": 40, "turn": 8, "server-only": 5, "create-chat": 8, "session-dirs": 6, "chat-dirs": 6,
+    "action": 36, "turn": 8, "answer": 6, "server-only": 5, "create-chat": 8, "session-dirs": 6, "chat-dirs": 6,
     "attachments": 10, "cancel": 3, "terminal": 2, "unknown-channel": 2, "reconnect": 3, "garbage": 1,
 }
 

@@ -33,10 +33,11 @@ def snapshot_replay(obs: LiveObservation) -> Iterator[str]:
             if mine is None:
                 continue
             theirs = snap.state
-            if obs.kinds.get(ch) == "session" and (c.version or "") < "0.7.0":
+            if obs.kinds.get(ch) in ("session", "chat") and (c.version or "") < "0.7.0":
                 # A pre-0.7.0 peer sees the singular workingDirectory projected from the 0.7.0
-                # set, which only 0.7.0 actions change: a profile mismatch, not a host bug.
-                mine, theirs = _without(mine, "workingDirectory"), _without(theirs, "workingDirectory")
+                # set, which only 0.7.0 actions change: a profile mismatch, not a host bug. A
+                # 0.7.0-only field shown to it is INV-046's finding, not this one's.
+                mine, theirs = _pre_070(mine), _pre_070(theirs)
             diff = first_difference(strip_clock(mine), strip_clock(theirs))
             if diff:
                 yield (
@@ -45,12 +46,20 @@ def snapshot_replay(obs: LiveObservation) -> Iterator[str]:
                 )
 
 
-def _without(state: Any, key: str) -> Any:
-    return {k: v for k, v in state.items() if k != key} if isinstance(state, dict) else state
+def _pre_070(state: Any) -> Any:
+    """A session or chat state without the fields a pre-0.7.0 fold cannot follow."""
+    if not isinstance(state, dict):
+        return state
+    out = {k: v for k, v in state.items() if k not in ("workingDirectory", "workingDirectories")}
+    if isinstance(out.get("chats"), list):
+        out["chats"] = [_pre_070(c) for c in out["chats"]]
+    return out
 
 
 def _pairs(obs: LiveObservation, same_delivery: bool) -> Iterator[tuple[Any, Any, str]]:
     for a, b in combinations(obs.clients, 2):
+        if a.collections is None or b.collections is None:
+            continue  # after a reconnect their earlier views were projected differently
         if profile_key(a.version, a.collections) != profile_key(b.version, b.collections):
             continue
         if (a.delivery_ms == b.delivery_ms) != same_delivery:

@@ -111,6 +111,33 @@ def version_gating(obs: LiveObservation) -> Iterator[str]:
                     f"client {c.index} negotiated {c.version} but received {e.type} "
                     f"(introduced in {'.'.join(map(str, intro))}) on {e.channel}"
                 )
+            elif v < V070 and newer_fields(e.action):
+                yield f"client {c.index} negotiated {c.version} but {e.type} (serverSeq {e.seq}) carries {newer_fields(e.action)}"
+        if v < V070:
+            for ch, snap in obs.fresh_for(c).items():
+                if obs.kinds.get(ch) in ("session", "chat") and newer_fields(snap.state):
+                    yield f"client {c.index} negotiated {c.version} but its snapshot of {ch} carries {newer_fields(snap.state)}"
+
+
+V070 = (0, 7, 0)
+#: State fields a 0.7.0 peer may see and an older one may not (0.7.0 multiroot: the singular
+#: workingDirectory was replaced by the workingDirectories list on sessions, chats and summaries).
+FIELDS_0_7 = frozenset({"workingDirectories"})
+
+
+def newer_fields(value: Any, path: str = "") -> list[str]:
+    """Paths of 0.7.0-only fields in a state or action payload (for pre-0.7.0 peers)."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in FIELDS_0_7:
+                found.append(f"{path}.{k}")
+            elif k not in ("attachments", "message", "draft"):  # message content is opaque here
+                found += newer_fields(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += newer_fields(v, f"{path}[{i}]")
+    return found
 
 
 def echo_fidelity(obs: LiveObservation) -> Iterator[str]:

@@ -1,0 +1,115 @@
+"""Focused live runs: which scenarios exercise which embedded-host defect, and what must catch it.
+
+The embedded host's `DEFECTS` table (harness/host/defects.py) names the invariants each defect
+breaks. `FOCUS` says which scenario weights make a short seeded run reach the defect (the
+defect-detection test and the time-to-detect bench use it); `CAUGHT_BY` lists the ids that may
+report it (the table's invariants, plus the harness additions for defects the catalogue does not
+cover). `run_focused` runs one bounded live campaign against a fresh embedded host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .events import EventBus, FindingFound, Shrinking
+from .live import LiveConfig, run_live_campaign
+
+#: defect -> (scenario weights, start the host with immutablePrimary)
+FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
+    "subset-unchecked": ({"create-chat": 10, "turn": 1}, False),
+    "chat-directory-unchecked": ({"chat-dirs": 10}, False),
+    "uri-normalized-subset": ({"create-chat": 5, "chat-dirs": 5}, False),
+    "empty-subset-dropped": ({"create-chat": 10}, False),
+    "primary-removable": ({"session-dirs": 10}, True),
+    "nested-collection-accepted": ({"attachments": 10}, False),
+    "collection-flatten-reordered": ({"attachments": 10}, False),
+    "collection-meta-merged": ({"attachments": 10}, False),
+    "rejected-still-applied": ({"server-only": 5, "cancel": 5, "chat-dirs": 3}, False),
+    "seq-repeat": ({"turn": 5, "action": 5}, False),
+    "echo-drops-origin": ({"action": 10}, False),
+    "echo-drops-clientseq": ({"action": 10}, False),
+    "replay-skips-action": ({"reconnect": 5, "turn": 5}, False),
+    "crash-on-invalid-json": ({"garbage": 10}, False),
+    "chat-attachment-unpinned": ({"turn": 4, "answer": 4, "attachments": 4}, False),
+    "server-only-accepted": ({"server-only": 10}, False),
+    "version-gate-leak": ({"session-dirs": 10}, False),
+    "summary-not-synced": ({"turn": 10, "answer": 3, "action": 3}, False),
+    "cancel-without-turn-accepted": ({"cancel": 10}, False),
+}
+
+#: Harness additions that catch the defects no catalogue entry covers.
+EXTRA_CATCHERS: Mapping[str, tuple[str, ...]] = {
+    "crash-on-invalid-json": ("INV-X04",),
+    "chat-attachment-unpinned": ("INV-X05",),
+}
+
+
+def caught_by(defect: str) -> frozenset[str]:
+    from harness.host.defects import DEFECTS
+
+    return frozenset(DEFECTS[defect].invariants) | frozenset(EXTRA_CATCHERS.get(defect, ()))
+
+
+def focused_spec(defect: str | None, immutable_primary: bool = False) -> str:
+    opts = ([f"defect={defect}"] if defect else []) + (["immutablePrimary=1"] if immutable_primary else [])
+    return "host:embedded" + ("?" + "&".join(opts) if opts else "")
+
+
+@dataclass
+class FocusedResult:
+    defect: str | None
+    target: str
+    findings: list = field(default_factory=list)  # list[Finding]
+    first_s: float | None = None  # seconds from the start until the first violation was caught
+    steps: int = 0
+    elapsed_s: float = 0.0
+
+    @property
+    def invariants(self) -> set[str]:
+        return {f.invariant for f in self.findings}
+
+
+def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, max_findings: int = 1,
+                shrink_budget_s: float = 3.0, weights: dict[str, int] | None = None) -> FocusedResult:
+    """One bounded live campaign against a fresh embedded host with `defect` (None: clean)."""
+    from harness.targets.live import LiveTarget
+
+    from .control import RunControl
+
+    w, primary = FOCUS[defect] if defect else ({}, False)
+    spec = focused_spec(defect, primary)
+    target = LiveTarget(spec)
+    control = RunControl(budget_s)
+    result = FocusedResult(defect, spec)
+
+    def sink(event: object) -> None:
+        if isinstance(event, Shrinking) and result.first_s is None:
+            result.first_s = control.elapsed()
+        if isinstance(event, FindingFound):
+            result.findings.append(event.finding)
+
+    try:
+        cfg = LiveConfig(url=target.url, target_spec=spec, seed=seed, budget_s=budget_s,
+                         max_findings=max_findings, shrink_budget_s=shrink_budget_s, control=control,
+                         weights={**{k: 0 for k in _ALL}, **(weights or w)} if (weights or w) else _defaults())
+        summary = run_live_campaign(cfg, EventBus(sink))
+        result.steps, result.elapsed_s = summary.steps, summary.elapsed_s
+    finally:
+        target.close()
+    return result
+
+
+def _defaults() -> dict[str, int]:
+    from .live_ops import DEFAULT_WEIGHTS
+
+    return dict(DEFAULT_WEIGHTS)
+
+
+def _all() -> tuple[str, ...]:
+    from .live_ops import SCENARIOS
+
+    return tuple(SCENARIOS)
+
+
+_ALL = _all()
