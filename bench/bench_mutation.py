@@ -1,0 +1,481 @@
+"""Mutation score of the fuzzer, measured with a real mutation tool (cosmic-ray).
+
+    python bench/bench_mutation.py [--sample N | --all] [--seed S] [--budget 30s] [--jobs 2]
+                                   [--spec DIR] [--no-fixtures] [--out FILE]
+    python bench/bench_mutation.py --list [--sample N] [--seed S]     # enumeration only
+
+What it does (docs: bench/README.md):
+
+1. **Enumerate** every first-order mutant of `harness/reference/*.py` with cosmic-ray's core
+   operators (comparison, boolean, binary and unary operators, constants, `break`/`continue`,
+   exception handlers, decorators, zero-iteration loops). A mutant whose code does not compile
+   is *incompetent* and left out of the pool (counted). A seeded random sample (`--sample`,
+   default 100, `--seed`) or every mutant (`--all`) is measured.
+2. **Serve** each mutant the way any other implementation is served: the mutation is applied to
+   a temporary copy of the `harness` package and the copy is served by
+   `harness/targets/reference_adapter.py` in a subprocess (`PYTHONPATH` = the copy), while the
+   pristine model in this checkout judges — the same arrangement as `tests/test_mutation.py`.
+3. **Fuzz** each served mutant with a plain run of the engine (every state kind, fixed seed,
+   `--budget` per mutant, default 30 s), in a fresh process per mutant, stopping at the first
+   finding. A `known` upstream issue is not a kill. Time to detect = from the start of the run
+   to the moment the failing step was caught (before shrinking).
+4. **Fixtures**: the spec directory's conformance fixtures are run against the same served
+   mutant (`ahp-fuzz conformance --target …`); a mutant that fails a fixture is killed by the
+   fixtures alone. This separates what the fuzzer adds from what the upstream fixtures give.
+5. **Judge** survivors: a survivor listed in `bench/mutation_equivalent.json` (judged by hand
+   after reading the mutant: a one-line reason each) is *equivalent* — no input can tell it
+   from the original — and leaves the denominator. Every other survivor is listed with its diff.
+
+A control run of the unmutated package through the same path must be clean first (otherwise
+every "kill" would be suspect); the script stops with exit status 2 if it is not.
+Results: a Markdown table on stdout, JSON in `--out` (default bench/results/mutation.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "harness"
+TARGET_DIR = PACKAGE / "reference"
+EQUIVALENT_FILE = Path(__file__).resolve().parent / "mutation_equivalent.json"
+EQUIVALENT_FORMAT = "ahp-fuzz/mutation-equivalent"
+RESULT_FORMAT = "ahp-fuzz/mutation-result"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One first-order mutant: `occurrence` of `operator` in `module` (cosmic-ray's coordinates)."""
+
+    module: str  # file name under harness/reference/
+    operator: str  # cosmic-ray operator name, e.g. core/ReplaceComparisonOperator_Eq_NotEq
+    occurrence: int
+    line: int
+    original: str  # the source line before
+    mutated: str  # the source line after
+
+    @property
+    def id(self) -> str:
+        return f"{self.module}:{self.line}:{self.operator.removeprefix('core/')}:{self.occurrence}"
+
+
+@dataclass
+class Outcome:
+    mutant: str
+    verdict: str  # killed | survived | equivalent | error
+    detect_s: float | None = None
+    invariant: str | None = None
+    message: str | None = None
+    fixtures_kill: bool | None = None
+    reason: str | None = None  # for equivalent mutants
+    diff: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --- enumeration -------------------------------------------------------------------------------
+
+
+def _operators() -> list[tuple[str, Any]]:
+    import cosmic_ray.plugins as plugins
+
+    out = []
+    for name in plugins.operator_names():
+        cls = plugins.get_operator(name)
+        if cls.arguments():  # parametrised operators (variable replacer/inserter) need a config
+            continue
+        out.append((name, cls()))
+    return out
+
+
+@dataclass(frozen=True)
+class Site:
+    """A place cosmic-ray can mutate (not yet known to compile)."""
+
+    module: str
+    operator: str
+    occurrence: int
+    line: int
+
+
+def _annotation_lines(source: str) -> set[tuple[int, int, int, int]]:
+    """(line, col, end_line, end_col) of every annotation: under `from __future__ import
+    annotations` they are never evaluated, so a mutation there is equivalent by construction."""
+    spans = set()
+    for node in ast.walk(ast.parse(source)):
+        notes: list[ast.expr | None] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            notes.append(node.returns)
+        elif isinstance(node, ast.arg | ast.AnnAssign):
+            notes.append(node.annotation)
+        for n in notes:
+            if n is not None and n.end_lineno is not None and n.end_col_offset is not None:
+                spans.add((n.lineno, n.col_offset, n.end_lineno, n.end_col_offset))
+    return spans
+
+
+def _inside(pos: tuple[int, int], spans: set[tuple[int, int, int, int]]) -> bool:
+    return any((l0, c0) <= pos < (l1, c1) for l0, c0, l1, c1 in spans)
+
+
+def enumerate_sites(target_dir: Path = TARGET_DIR) -> tuple[list[Site], int]:
+    """Every mutation site of the package outside annotations, and how many sites lie in
+    annotations (not evaluated: equivalent by construction, left out)."""
+    from cosmic_ray.ast import ast_nodes, get_ast_from_path
+
+    sites: list[Site] = []
+    in_annotations = 0
+    for path in sorted(target_dir.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        spans = _annotation_lines(source) if "from __future__ import annotations" in source else set()
+        nodes = list(ast_nodes(get_ast_from_path(path)))
+        for name, op in _operators():
+            positions = [start for node in nodes for start, _end in op.mutation_positions(node)]
+            for occurrence, (line, col) in enumerate(positions):
+                if _inside((line, col), spans):
+                    in_annotations += 1
+                    continue
+                sites.append(Site(path.name, name, occurrence, line))
+    return sites, in_annotations
+
+
+def realize(site: Site) -> Mutant | None:
+    """The mutant at `site`, or None when the mutated code does not compile (incompetent)."""
+    import cosmic_ray.plugins as plugins
+    from cosmic_ray.mutating import mutate_code
+
+    path = TARGET_DIR / site.module
+    source = path.read_text(encoding="utf-8")
+    code = mutate_code(source, plugins.get_operator(site.operator)(), site.occurrence)
+    if code is None or code == source:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(code, str(path), "exec")
+        except SyntaxError:
+            return None
+    old, new = source.splitlines(), code.splitlines()
+    mutated = new[site.line - 1] if site.line - 1 < len(new) else ""
+    return Mutant(site.module, site.operator, site.occurrence, site.line, old[site.line - 1].strip(), mutated.strip())
+
+
+def choose_mutants(sites: list[Site], *, sample: int | None, seed: int) -> tuple[list[Mutant], int]:
+    """A seeded random sample of compiling mutants (all of them with `sample=None`), and how
+    many incompetent sites were met on the way."""
+    order = list(sites)
+    if sample is not None:
+        random.Random(seed).shuffle(order)
+    chosen: list[Mutant] = []
+    incompetent = 0
+    for site in order:
+        if sample is not None and len(chosen) >= sample:
+            break
+        m = realize(site)
+        if m is None:
+            incompetent += 1
+        else:
+            chosen.append(m)
+    return sorted(chosen, key=lambda m: (m.module, m.line, m.operator, m.occurrence)), incompetent
+
+
+# --- a workspace: a copy of the package that one mutant at a time is applied to ----------------
+
+
+class Workspace:
+    def __init__(self, base: Path) -> None:
+        self.root = base
+        shutil.copytree(PACKAGE, base / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+        self.pythonpath = str(base)
+
+    def apply(self, mutant: Mutant) -> str:
+        """Write the mutant into the copy; return a unified diff of the change."""
+        import difflib
+
+        import cosmic_ray.plugins as plugins
+        from cosmic_ray.mutating import mutate_code
+
+        path = self.root / "harness" / "reference" / mutant.module
+        source = (TARGET_DIR / mutant.module).read_text(encoding="utf-8")
+        code = mutate_code(source, plugins.get_operator(mutant.operator)(), mutant.occurrence)
+        assert code is not None, mutant.id
+        path.write_text(code, encoding="utf-8")
+        return "".join(
+            difflib.unified_diff(
+                source.splitlines(True), code.splitlines(True), f"a/{mutant.module}", f"b/{mutant.module}", n=0
+            )
+        )
+
+    def restore(self, mutant: Mutant) -> None:
+        shutil.copyfile(TARGET_DIR / mutant.module, self.root / "harness" / "reference" / mutant.module)
+
+    def adapter_spec(self) -> str:
+        argv = [
+            "/usr/bin/env",
+            f"PYTHONPATH={self.pythonpath}",
+            "PYTHONDONTWRITEBYTECODE=1",
+            sys.executable,
+            "-P",  # no current directory on sys.path: the copy, not this checkout, is imported
+            "-m",
+            "harness.targets.reference_adapter",
+        ]
+        return "adapter:" + shlex.join(argv)
+
+
+# --- one fuzz campaign (runs in a fresh process: `--fuzz-one`) ---------------------------------
+
+
+def fuzz_one(spec: str, budget_s: float, seed: int) -> dict[str, Any]:
+    """Fuzz one served target until its first finding or the budget; report when it was caught."""
+    from harness.engine.campaign import RunConfig, run_campaign
+    from harness.engine.events import Event, EventBus, Shrinking
+    from harness.reference import Profile
+    from harness.targets.base import open_target
+
+    profile = Profile.named("0.7.0")
+    started = time.monotonic()
+    caught: list[float] = []
+
+    def sink(event: Event) -> None:
+        if isinstance(event, Shrinking) and not caught:
+            caught.append(time.monotonic() - started)
+
+    target = open_target(spec, profile=profile)
+    try:
+        summary = run_campaign(
+            RunConfig(
+                target=target,
+                target_spec=spec,
+                target_is_model=False,
+                profile=profile,
+                seed=seed,
+                budget_s=budget_s,
+                max_findings=1,
+                probe_every=25,
+                shrink_budget_s=2.0,
+            ),
+            EventBus(sink),
+        )
+    finally:
+        target.close()
+    if not summary.findings:
+        return {"found": False, "steps": summary.steps, "elapsed_s": round(time.monotonic() - started, 2)}
+    f = summary.findings[0]
+    return {
+        "found": True,
+        "detect_s": round(caught[0] if caught else time.monotonic() - started, 2),
+        "invariant": f.invariant,
+        "message": f.message[:300],
+        "steps": summary.steps,
+    }
+
+
+def _run_fuzz_subprocess(spec: str, budget_s: float, seed: int) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--fuzz-one", spec, "--budget", f"{budget_s:g}s", "--seed", str(seed)]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=budget_s + 180, cwd=ROOT, check=False,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    if proc.returncode != 0:
+        return {"error": f"fuzz worker exited {proc.returncode}: {proc.stderr.strip()[-600:]}"}
+    try:
+        return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        return {"error": f"fuzz worker printed no result: {proc.stdout[-300:]} {proc.stderr[-300:]}"}
+
+
+def fixtures_kill(spec: str, spec_dir: str) -> bool | None:
+    """Whether the spec's conformance fixtures fail on the served target (None: could not tell)."""
+    cmd = [sys.executable, "-m", "harness.cli", "conformance", "--spec", spec_dir, "--target", spec, "--json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+    if proc.returncode in (0, 1):
+        return proc.returncode == 1
+    return None
+
+
+# --- the measurement ----------------------------------------------------------------------------
+
+
+def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
+    """mutant id -> one-line reason, from the hand-judged file (validated on load)."""
+    if not path.is_file():
+        return {}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if doc.get("format") != EQUIVALENT_FORMAT or doc.get("formatVersion") != 1:
+        raise SystemExit(f"{path}: not an {EQUIVALENT_FORMAT} v1 file")
+    out: dict[str, str] = {}
+    for entry in doc.get("equivalent", []):
+        if not (isinstance(entry, dict) and isinstance(entry.get("mutant"), str) and entry.get("reason")):
+            raise SystemExit(f"{path}: each entry needs a mutant id and a reason: {entry!r}")
+        out[entry["mutant"]] = str(entry["reason"])
+    return out
+
+
+def measure(
+    chosen: list[Mutant], *, budget_s: float, seed: int, jobs: int, spec_dir: str | None,
+    equivalent: dict[str, str], progress: bool = True,
+) -> list[Outcome]:
+    with tempfile.TemporaryDirectory(prefix="ahp-mutation-") as tmp:
+        spaces = [Workspace(Path(tmp) / f"w{i}") for i in range(jobs)]
+        control = _run_fuzz_subprocess(spaces[0].adapter_spec(), min(budget_s, 20.0), seed)
+        if control.get("error") or control.get("found"):
+            raise SystemExit(f"control run of the unmutated package is not clean: {control}")
+        free = list(spaces)
+        results: list[Outcome] = []
+
+        def one(m: Mutant) -> Outcome:
+            ws = free.pop()
+            try:
+                diff = ws.apply(m)
+                spec = ws.adapter_spec()
+                got = _run_fuzz_subprocess(spec, budget_s, seed)
+                fx = fixtures_kill(spec, spec_dir) if spec_dir else None
+            finally:
+                ws.restore(m)
+                free.append(ws)
+            if "error" in got:
+                out = Outcome(m.id, "error", message=got["error"], fixtures_kill=fx, diff=diff)
+            elif got.get("found"):
+                out = Outcome(m.id, "killed", got["detect_s"], got["invariant"], got["message"], fx, diff=diff)
+            elif m.id in equivalent:
+                out = Outcome(m.id, "equivalent", fixtures_kill=fx, reason=equivalent[m.id], diff=diff)
+            else:
+                out = Outcome(m.id, "survived", fixtures_kill=fx, diff=diff)
+            if progress:
+                print(f"  {out.verdict:<10} {m.id}  {out.invariant or ''} "
+                      f"{'' if out.detect_s is None else f'{out.detect_s:.1f}s'}", file=sys.stderr, flush=True)
+            return out
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(one, chosen))
+    return results
+
+
+def summarize(results: list[Outcome]) -> dict[str, Any]:
+    judged = [r for r in results if r.verdict in ("killed", "survived")]
+    killed = [r for r in judged if r.verdict == "killed"]
+    times = [r.detect_s for r in killed if r.detect_s is not None]
+    fx = [r for r in judged if r.fixtures_kill]
+    both = [r for r in judged if r.fixtures_kill or r.verdict == "killed"]
+    return {
+        "mutants": len(results),
+        "equivalent": sum(r.verdict == "equivalent" for r in results),
+        "errors": sum(r.verdict == "error" for r in results),
+        "nonEquivalent": len(judged),
+        "fuzzerKilled": len(killed),
+        "fuzzerScore": round(len(killed) / len(judged), 4) if judged else None,
+        "fixturesKilled": len(fx) if any(r.fixtures_kill is not None for r in results) else None,
+        "eitherKilled": len(both),
+        "fuzzerOnly": sum(r.verdict == "killed" and r.fixtures_kill is False for r in judged),
+        "fixturesOnly": sum(r.verdict == "survived" and bool(r.fixtures_kill) for r in judged),
+        "detectMedianS": round(statistics.median(times), 2) if times else None,
+        "detectMaxS": round(max(times), 2) if times else None,
+    }
+
+
+def render(results: list[Outcome], s: dict[str, Any], command: str) -> str:
+    pct = f"{100 * s['fuzzerScore']:.1f}%" if s["fuzzerScore"] is not None else "n/a"
+    lines = [
+        f"Command: `{command}`",
+        "",
+        f"- mutants measured: {s['mutants']} ({s['equivalent']} equivalent, {s['errors']} errors)",
+        f"- fuzzer killed {s['fuzzerKilled']} of {s['nonEquivalent']} non-equivalent ({pct}); "
+        f"fixtures alone killed {s['fixturesKilled']}; either {s['eitherKilled']} "
+        f"(fuzzer only {s['fuzzerOnly']}, fixtures only {s['fixturesOnly']})",
+        f"- time to detect: median {s['detectMedianS']} s, max {s['detectMaxS']} s",
+        "",
+        "| mutant | verdict | detect (s) | invariant | fixtures kill | note |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        note = r.reason or (r.message or "")[:90]
+        fx = {True: "yes", False: "no", None: "—"}[r.fixtures_kill]
+        det = "" if r.detect_s is None else f"{r.detect_s:.1f}"
+        lines.append(
+            f"| `{r.mutant}` | {r.verdict} | {det} | {r.invariant or ''} | {fx} | "
+            f"{note.replace('|', '/').replace(chr(10), ' ')} |"
+        )
+    survivors = [r for r in results if r.verdict == "survived"]
+    if survivors:
+        lines += ["", "Survivors (diffs):", ""]
+        for r in survivors:
+            lines += [f"- `{r.mutant}`", "", "```diff", r.diff.rstrip(), "```", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _duration(text: str) -> float:
+    t = text.strip().lower()
+    for unit, mult in (("ms", 0.001), ("s", 1.0), ("m", 60.0)):
+        if t.endswith(unit):
+            return float(t[: -len(unit)]) * mult
+    return float(t)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sample", type=int, default=100, help="random sample size (default 100)")
+    p.add_argument("--all", action="store_true", help="every mutant instead of a sample")
+    p.add_argument("--seed", type=int, default=0, help="sampling and fuzzing seed (default 0)")
+    p.add_argument("--budget", default="30s", help="fuzz budget per mutant (default 30s)")
+    p.add_argument("--jobs", type=int, default=2, help="mutants measured in parallel (default 2)")
+    p.add_argument("--spec", default=os.environ.get("AHP_SPEC_DIR"), help="spec dir for the fixtures")
+    p.add_argument("--no-fixtures", action="store_true", help="skip the fixture column")
+    p.add_argument("--list", action="store_true", help="only enumerate (and sample); print JSON")
+    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "mutation.json"))
+    p.add_argument("--fuzz-one", metavar="TARGET", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    try:
+        budget = _duration(args.budget)
+    except ValueError:
+        p.error(f"--budget: not a duration: {args.budget!r} (e.g. 30s)")
+    if budget <= 0 or args.jobs < 1 or args.sample < 1:
+        p.error("--budget, --jobs and --sample must be positive")
+    if args.fuzz_one:
+        print(json.dumps(fuzz_one(args.fuzz_one, budget, args.seed)))
+        return 0
+    spec_dir = None if args.no_fixtures else args.spec
+    if spec_dir is not None and not Path(spec_dir).is_dir():
+        p.error(f"--spec: not a directory: {spec_dir}")
+    sites, in_annotations = enumerate_sites()
+    chosen, incompetent = choose_mutants(sites, sample=None if args.all else args.sample, seed=args.seed)
+    pool = {"sites": len(sites), "inAnnotations": in_annotations, "incompetentSeen": incompetent}
+    if args.list:
+        print(json.dumps({**pool, "chosen": [asdict(m) | {"id": m.id} for m in chosen]}, indent=1))
+        return 0
+    equivalent = load_equivalent()
+    print(f"{len(sites)} mutation sites ({in_annotations} more in annotations, left out); "
+          f"measuring {len(chosen)} compiling mutants ({incompetent} sites on the way did not "
+          f"compile), {budget:g} s each, {args.jobs} in parallel", file=sys.stderr)
+    t0 = time.monotonic()
+    results = measure(chosen, budget_s=budget, seed=args.seed, jobs=args.jobs, spec_dir=spec_dir,
+                      equivalent=equivalent)
+    s = summarize(results)
+    command = "python bench/bench_mutation.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "format": RESULT_FORMAT, "formatVersion": 1, "command": command,
+        "pool": pool, "summary": s,
+        "wallSeconds": round(time.monotonic() - t0, 1), "results": [asdict(r) for r in results],
+    }, indent=1) + "\n", encoding="utf-8")
+    print(render(results, s, command))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
