@@ -225,7 +225,6 @@ def resource_write(host: Host, conn: Connection, params: Params) -> Any:
 def resource_list(host: Host, conn: Connection, params: Params) -> Any:
     _root_only(params)
     uri = params.get("uri")
-    assert isinstance(uri, str) or uri is None
     if host.defects.has("resource-encoded-traversal"):
         # the defect: confinement is checked on the still-encoded path, decoding happens later
         raw = _raw_path(uri)
@@ -233,7 +232,8 @@ def resource_list(host: Host, conn: Connection, params: Params) -> Any:
             raise _deny(str(uri))
         real = os.path.realpath(unquote(raw))
     else:
-        real = confined(host, str(uri), file_path(uri))
+        path = file_path(uri)
+        real = confined(host, str(uri), path)
     try:
         with os.scandir(real) as it:
             entries = [

@@ -1,0 +1,506 @@
+"""Command-surface fuzzing: schemathesis, in process, against the bridge of a live host.
+
+`run_commands(config, emit)`:
+
+1. builds the file fixture (fixture.py) and starts or reaches the target (`host:embedded`,
+   `ws://…`, `host-cmd:…`; loopback only unless `allow_remote`);
+2. opens one initialised connection (`HostLink`), creates the two baseline sessions (alpha,
+   beta) — the trace's setup steps — and builds the OpenAPI document with the fixture's hints;
+3. loads it with `schemathesis.openapi.from_asgi` over `BridgeApp` and runs rounds until the
+   budget is spent: every operation with positive then negative data (`operation.as_strategy`,
+   Hypothesis-seeded from `--seed`, the round and the method), then the stateful phase
+   (`schema.as_state_machine()`, links from the document);
+4. around every call: the disk snapshot and `listSessions` before and after; schemathesis'
+   `not_a_server_error`, `response_schema_conformance`, `status_code_conformance`,
+   `negative_data_rejection` and our checks (checks.py);
+5. a failure becomes a `CommandFinding` (setup + the failing call, or the stateful scenario),
+   replayed once on a fresh host and fixture (`reproduced`), one per (check, method) per run.
+
+Everything is synchronous here; the asynchronous wire lives in `HostLink`'s own thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.corpus.command_finding import CommandFinding, CommandStep
+from harness.spec.specdir import SpecDir
+
+from .app import ROOT, BridgeApp, Exchange, HostLink, Reply
+from .checks import ST_CHECKS, Observation, Sessions, Verdict, run_ours, st_verdicts
+from .fixture import FileFixture
+from .openapi import build_openapi
+
+#: How findings name the check families in titles.
+TITLES = {
+    "CMD-CONFINEMENT": "resource* reached outside the sessions' working directories",
+    "CMD-PARTIAL-STATE": "a failed command left state behind",
+    "CMD-CHAT-SUBSET": "createChat accepted directories outside the session's set",
+    "CMD-MULTIROOT": "createSession kept several directories without the capability",
+    "CMD-ERROR-CODE": "an error code the protocol does not document here",
+    "ST-SERVER-ERROR": "the host broke (internal error, lost connection or timeout)",
+    "ST-RESPONSE-SCHEMA": "the reply does not match the spec's schema",
+    "ST-STATUS-CODE": "an error family the command does not document",
+    "ST-NEGATIVE-DATA": "schema-invalid params were accepted",
+}
+#: Commands left out of the negative phase: `ping` MUST be answered whatever its params
+#: (WIRE.md §10), so schema-invalid params are not a finding there.
+NEGATIVE_EXEMPT = frozenset({"ping"})
+BASELINE_SESSIONS = ("ahp-session:/base-alpha", "ahp-session:/base-beta")
+
+
+class CommandSetupError(Exception):
+    """The target cannot be reached or set up (a usage/setup problem, exit 2)."""
+
+
+@dataclass
+class CommandRunConfig:
+    target: str
+    spec: SpecDir
+    seed: int = 0
+    budget_s: float = 60.0
+    examples: int = 15  # per operation, per generation mode, per round
+    stateful_examples: int = 8  # scenarios per round
+    stateful_steps: int = 6
+    operation_cap_s: float = 3.0  # per operation, mode and round (some negative bodies are slow to draw)
+    methods: tuple[str, ...] | None = None
+    phases: tuple[str, ...] = ("positive", "negative", "stateful")
+    allow_remote: bool = False
+    timeout_s: float = 5.0
+    max_findings: int | None = None
+    profile: str = "0.7.0"
+    confinement_severity: str | None = None  # default: violation on host:embedded, else divergence
+    verify: bool = True
+    stop_when: Callable[[CommandFinding], bool] | None = None
+
+
+@dataclass
+class CommandRunResult:
+    findings: list[CommandFinding] = field(default_factory=list)
+    reproduced: dict[str, bool] = field(default_factory=dict)
+    calls: int = 0
+    rounds: int = 0
+    elapsed_s: float = 0.0
+    stopped_because: str = "budget"
+    notices: list[str] = field(default_factory=list)
+    first_seen_s: dict[str, float] = field(default_factory=dict)
+
+
+def default_confinement_severity(target: str) -> str:
+    return "violation" if target.strip().startswith("host:embedded") else "divergence"
+
+
+# -- one connected target ------------------------------------------------------------------
+
+
+class CommandSession:
+    """A fixture, a reachable host, one initialised link and the bridge app over it."""
+
+    def __init__(self, target: str, spec: SpecDir | None, *, seed: int = 0, allow_remote: bool = False,
+                 timeout_s: float = 5.0, profile: str = "0.7.0", methods: tuple[str, ...] | None = None,
+                 ) -> None:
+        from harness.targets.base import TargetSetupError
+        from harness.targets.live import LiveTarget
+
+        self.fixture = FileFixture.create(seed)
+        self.handle: Any = None
+        self.link: HostLink | None = None
+        try:
+            try:
+                live = LiveTarget(target, allow_remote=allow_remote)
+                self.handle = live.start()
+            except (ValueError, TargetSetupError) as e:
+                raise CommandSetupError(str(e)) from e
+            self.link = HostLink(self.handle.url, versions=(profile,), timeout_s=timeout_s)
+            try:
+                self.link.open()
+            except Exception as e:
+                raise CommandSetupError(f"{target}: cannot initialize a connection: {e}") from e
+            self.multiroot = self.link.capability("multipleWorkingDirectories")
+            self.document = build_openapi(spec, methods=methods) if spec is not None else None
+            self.app = BridgeApp(self.link, self.document or {"paths": {}}, fence=self.fixture.fenced)
+        except BaseException:
+            self.close()
+            raise
+
+    def call(self, method: str, params: Any) -> Reply:
+        assert self.link is not None
+        why = self.fixture.fenced(method, params)
+        if why is not None:
+            return Reply(error={"code": -32009, "message": f"fenced by ahp-fuzz: {why}"}, transport="fenced")
+        return self.link.call(method, params)
+
+    def setup(self) -> list[CommandStep]:
+        """The baseline sessions (alpha, beta); the steps a finding replays first."""
+        steps = []
+        for uri, directory in zip(BASELINE_SESSIONS, self.fixture.session_uris, strict=True):
+            params = {"channel": uri, "provider": "scripted", "workingDirectories": [directory]}
+            reply = self.call("createSession", params)
+            if not reply.ok:
+                params = {"channel": uri, "workingDirectories": [directory]}
+                reply = self.call("createSession", params)
+            steps.append(CommandStep("createSession", self.fixture.template(params),
+                                     self.fixture.template(reply.to_json()), setup=True))
+        return steps
+
+    def reset(self) -> None:
+        """Back to the state after `setup`: every other session disposed, the tree rebuilt."""
+        for uri in sorted(set(self.sessions() or {}) - set(BASELINE_SESSIONS)):
+            self.call("disposeSession", {"channel": uri})
+        self.fixture.restore()
+        have = self.sessions() or {}
+        if any(uri not in have for uri in BASELINE_SESSIONS):
+            for uri in BASELINE_SESSIONS:
+                if uri in have:
+                    self.call("disposeSession", {"channel": uri})
+            self.setup()
+
+    def sessions(self) -> Sessions | None:
+        """Every session (all listSessions pages), by URI; None when listSessions fails."""
+        out: Sessions = {}
+        cursor: Any = None
+        for _ in range(50):
+            params: dict[str, Any] = {"channel": ROOT}
+            if cursor is not None:
+                params["cursor"] = cursor
+            reply = self.call("listSessions", params)
+            if not reply.ok or not isinstance(reply.result, dict):
+                return None
+            for s in reply.result.get("items") or []:
+                if isinstance(s, dict) and isinstance(s.get("resource"), str):
+                    out[s["resource"]] = s
+            cursor = reply.result.get("nextCursor")
+            if not isinstance(cursor, str):
+                break
+        return out
+
+    def observe(self, method: str, params: Any, send: Callable[[], Reply], severity: str) -> Observation:
+        fx = self.fixture
+        disk_before, sessions_before = fx.snapshot(), self.sessions()
+        reply = send()
+        disk_after, sessions_after = fx.snapshot(), self.sessions()
+        return Observation(method, params, reply, fx, disk_before, disk_after, sessions_before, sessions_after,
+                           multiroot=self.multiroot, confinement_severity=severity)
+
+    def close(self) -> None:
+        if self.link is not None:
+            self.link.close()
+            self.link = None
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+        self.fixture.close()
+
+
+# -- replay (also used to confirm a new finding) --------------------------------------------
+
+
+@dataclass
+class CommandReplay:
+    reproduced: bool
+    verdicts: list[Verdict]
+    replies: list[Reply]
+    notices: list[str] = field(default_factory=list)
+
+
+def replay_steps(finding: CommandFinding, target: str, spec: SpecDir | None, *, timeout_s: float = 5.0,
+                 allow_remote: bool = False) -> CommandReplay:
+    """Run a command trace on a fresh fixture and host; judge its failing step with every check."""
+    if finding.invariant.startswith("ST-") and spec is None:
+        raise CommandSetupError(f"{finding.invariant} is judged from the spec's schemas: give --spec DIR "
+                                "or set AHP_SPEC_DIR")
+    session = CommandSession(target, spec, seed=finding.seed or 0, allow_remote=allow_remote,
+                             timeout_s=timeout_s, profile=finding.profile)
+    severity = finding.severity if finding.invariant == "CMD-CONFINEMENT" else "violation"
+    try:
+        replies: list[Reply] = []
+        verdicts: list[Verdict] = []
+        for i, step in enumerate(finding.steps):
+            params = session.fixture.untemplate(step.params)
+            if i != finding.failing_step:
+                replies.append(session.call(step.method, params))
+                continue
+            obs = session.observe(step.method, params, lambda p=params, m=step.method: session.call(m, p), severity)
+            replies.append(obs.reply)
+            if obs.reply.transport == "fenced":
+                verdicts = []
+            else:
+                verdicts = run_ours(obs)
+                if session.document is not None:
+                    verdicts += st_verdicts(step.method, params, obs.reply, session.document)
+            break
+        return CommandReplay(any(v.check == finding.invariant for v in verdicts), verdicts, replies)
+    finally:
+        session.close()
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def _seed_for(*parts: Any) -> int:
+    return int(hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:12], 16)
+
+
+class _Stop(Exception):
+    """The run is over (budget, max findings, stop_when): unwinds out of Hypothesis."""
+
+
+class CommandRun:
+    def __init__(self, config: CommandRunConfig, emit: Callable[[Any], None] | None = None) -> None:
+        self.config = config
+        self.emit = emit or (lambda event: None)
+        self.result = CommandRunResult()
+        self.severity = config.confinement_severity or default_confinement_severity(config.target)
+        self.seen: set[tuple[str, str]] = set()
+        self.scenario: list[Exchange] = []
+        self.start = 0.0
+        self.no_stateful = False
+
+    # -- bookkeeping ---------------------------------------------------------------------
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def over(self) -> bool:
+        return self.elapsed() >= self.config.budget_s
+
+    def run(self) -> CommandRunResult:
+        self.start = time.monotonic()
+        try:
+            self.session = CommandSession(self.config.target, self.config.spec, seed=self.config.seed,
+                                          allow_remote=self.config.allow_remote, timeout_s=self.config.timeout_s,
+                                          profile=self.config.profile, methods=self.config.methods)
+        except Exception:
+            raise
+        try:
+            self.setup_steps = self.session.setup()
+            for step in self.setup_steps:
+                if step.reply and "error" in step.reply:
+                    self.result.notices.append(f"setup {step.method} failed: {step.reply['error']}")
+            self._rounds()
+        except _Stop:
+            pass
+        finally:
+            self.session.close()
+            self.result.elapsed_s = self.elapsed()
+        return self.result
+
+    def _rounds(self) -> None:
+        import schemathesis
+
+        from .hints import install
+
+        schema = schemathesis.openapi.from_asgi("/openapi.json", self.session.app)
+        install(schema, self.session.fixture.hints(), self.session.app.document)
+        operations = [r.ok() for r in schema.get_all_operations()]
+        missing: dict[str, bool] = {}
+        rnd = 0
+        while not self.over():
+            self.result.rounds = rnd + 1
+            for op in operations:
+                method = op.path.rsplit("/", 1)[-1]
+                if missing.get(method):
+                    continue
+                for mode in ("positive", "negative"):
+                    if mode == "negative" and method in NEGATIVE_EXEMPT:
+                        continue
+                    if mode in self.config.phases and not self.over():
+                        self._fuzz_operation(op, mode, rnd)
+                if rnd == 0:
+                    missing[method] = self._only_method_not_found(method)
+            if "stateful" in self.config.phases and not self.over() and not self.no_stateful:
+                self._stateful(schema, rnd)
+            rnd += 1
+        self.result.stopped_because = "budget"
+
+    def _only_method_not_found(self, method: str) -> bool:
+        replies = [e.reply for e in self.session.app.exchanges if e.method == method and not e.fenced]
+        return bool(replies) and all((r.error or {}).get("code") == -32601 for r in replies)
+
+    def _settings(self, n: int, **extra: Any) -> Any:
+        from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+        return settings(max_examples=n, deadline=None, database=None, derandomize=False, print_blob=False,
+                        phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
+                        verbosity=Verbosity.quiet, **extra)
+
+    def _fuzz_operation(self, op: Any, mode: str, rnd: int) -> None:
+        from hypothesis import given, seed
+        from hypothesis.errors import HypothesisException
+        from schemathesis import GenerationMode
+
+        strategy = op.as_strategy(generation_mode=GenerationMode(mode))
+        method = op.path.rsplit("/", 1)[-1]
+
+        op_deadline = time.monotonic() + self.config.operation_cap_s
+
+        @seed(_seed_for(self.config.seed, rnd, method, mode))
+        @self._settings(self.config.examples)
+        @given(strategy)
+        def test(case: Any) -> None:
+            if self.over() or time.monotonic() > op_deadline:
+                raise _Stop
+            self.scenario = []
+            self.session.reset()
+            self._execute(case, stateful=False)
+
+        try:
+            test()
+        except _Stop:
+            if self._finished():
+                raise
+        except HypothesisException as e:  # e.g. a strategy that cannot generate
+            self.result.notices.append(f"{method} {mode}: {type(e).__name__}: {str(e)[:200]}")
+
+    def _stateful(self, schema: Any, rnd: int) -> None:
+        from hypothesis import seed
+        from hypothesis.errors import HypothesisException
+        from hypothesis.stateful import run_state_machine_as_test
+
+        run = self
+        try:
+            base = schema.as_state_machine()
+        except Exception as e:  # no links among the selected methods
+            self.result.notices.append(f"stateful phase skipped: {str(e).splitlines()[0]}")
+            return
+
+        class Machine(base):  # type: ignore[misc, valid-type]
+            def setup(self) -> None:
+                run.scenario = []
+                run.session.reset()
+
+            def call(self, case: Any, **kwargs: Any) -> Any:
+                if run.over():
+                    raise _Stop
+                return run._execute(case, stateful=True)
+
+            def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kw: Any) -> None:
+                return None  # judged in `call`
+
+        seed(_seed_for(self.config.seed, rnd, "stateful"))(Machine)
+        try:
+            run_state_machine_as_test(
+                Machine, settings=self._settings(self.config.stateful_examples,
+                                                 stateful_step_count=self.config.stateful_steps),
+            )
+        except _Stop:
+            if self._finished():
+                raise
+        except (HypothesisException, Exception) as e:  # e.g. NoLinksFound for a method subset
+            self.no_stateful = self.no_stateful or type(e).__name__ == "NoLinksFound"
+            self.result.notices.append(f"stateful phase: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+
+    def _finished(self) -> bool:
+        return self.over() or self.result.stopped_because in ("max-findings", "stop-when")
+
+    # -- one call ------------------------------------------------------------------------
+
+    def _execute(self, case: Any, *, stateful: bool) -> Any:
+        session = self.session
+        app = session.app
+        method = case.operation.path.rsplit("/", 1)[-1]
+        holder: dict[str, Any] = {}
+
+        def send() -> Reply:
+            n = len(app.exchanges)
+            holder["response"] = case.call()
+            ex = app.exchanges[n] if len(app.exchanges) > n else None
+            holder["exchange"] = ex
+            return ex.reply if ex is not None else Reply(error={"code": -32603, "message": "bridge: no exchange"},
+                                                         transport="lost")
+
+        obs = session.observe(method, case.body, send, self.severity)
+        self.result.calls += 1
+        response = holder["response"]
+        ex: Exchange | None = holder.get("exchange")
+        if ex is None:
+            return response
+        self.scenario.append(ex)
+        if ex.fenced is not None:
+            return response
+        obs.params = ex.params
+        verdicts = run_ours(obs) + self._schemathesis_checks(case, response)
+        for v in verdicts:
+            self._found(v, method, stateful, obs)
+        return response
+
+    def _schemathesis_checks(self, case: Any, response: Any) -> list[Verdict]:
+        from schemathesis.checks import not_a_server_error
+        from schemathesis.core.failures import FailureGroup
+        from schemathesis.specs.openapi.checks import (
+            negative_data_rejection,
+            response_schema_conformance,
+            status_code_conformance,
+        )
+
+        out = []
+        for check in (not_a_server_error, response_schema_conformance, status_code_conformance,
+                      negative_data_rejection):
+            try:
+                case.validate_response(response, checks=[check])
+            except (FailureGroup, AssertionError) as e:
+                failures = getattr(e, "exceptions", None) or [e]
+                text = "; ".join(str(getattr(f, "title", "")) + ": " + str(getattr(f, "message", f))[:300]
+                                 for f in failures)
+                fid, severity = ST_CHECKS[check.__name__]
+                out.append(Verdict(fid, severity, f"schemathesis {check.__name__}: {text}"))
+        return out
+
+    def _found(self, v: Verdict, method: str, stateful: bool, obs: Observation) -> None:
+        key = (v.check, method)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        fx = self.session.fixture
+        generated = self.scenario if stateful else self.scenario[-1:]
+        steps = [*self.setup_steps] + [
+            CommandStep(e.method, fx.template(e.params), fx.template(e.reply.to_json())) for e in generated
+        ]
+        finding = CommandFinding(
+            invariant=v.check, severity=v.severity, title=TITLES.get(v.check, v.check),
+            message=fx.template(v.message), profile=self.config.profile, target=self.config.target,
+            steps=steps, failing_step=len(steps) - 1, fixture=fx.describe(),
+            expected=fx.template(v.expected), observed=fx.template(obs.reply.to_json()),
+            seed=self.config.seed, extra={"phase": "stateful" if stateful else "single", "method": method,
+                                          "foundAfterSeconds": round(self.elapsed(), 3)},
+        )
+        reproduced = False
+        if self.config.verify:
+            try:
+                reproduced = replay_steps(finding, self.config.target, self.config.spec,
+                                          timeout_s=self.config.timeout_s,
+                                          allow_remote=self.config.allow_remote).reproduced
+            except Exception as e:
+                self.result.notices.append(f"could not replay {v.check} on {method}: {e}")
+        finding.extra["reproduced"] = reproduced
+        self.result.findings.append(finding)
+        self.result.reproduced[finding.signature] = reproduced
+        self.result.first_seen_s.setdefault(v.check, self.elapsed())
+        from harness.engine.events import FindingFound
+
+        self.emit(FindingFound(finding, reproduced))  # type: ignore[arg-type]
+        if self.config.stop_when is not None and self.config.stop_when(finding):
+            self.result.stopped_because = "stop-when"
+            raise _Stop
+        if self.config.max_findings is not None and len(self.result.findings) >= self.config.max_findings:
+            self.result.stopped_because = "max-findings"
+            raise _Stop
+
+
+def run_commands(config: CommandRunConfig, emit: Callable[[Any], None] | None = None) -> CommandRunResult:
+    """Fuzz the target's commands (see the module docstring)."""
+    return CommandRun(config, emit).run()
+
+
+@contextmanager
+def command_session(target: str, spec: SpecDir | None, **kwargs: Any) -> Iterator[CommandSession]:
+    session = CommandSession(target, spec, **kwargs)
+    try:
+        yield session
+    finally:
+        session.close()
