@@ -279,7 +279,7 @@ class LiveRun:
 
     def __init__(self, url: str, *, loop: EventLoopThread | None = None, token: str | None = None,
                  request_timeout_s: float = 5.0, drain_s: float = 0.25, snapshot_every: int = 1,
-                 skip: frozenset[str] = DEFAULT_SKIP) -> None:
+                 full_every: int = 10, skip: frozenset[str] = DEFAULT_SKIP) -> None:
         self.url = url
         self.token = token or uuid.uuid4().hex[:8]
         self.loop = loop or EventLoopThread()
@@ -287,6 +287,9 @@ class LiveRun:
         self.request_timeout_s = request_timeout_s
         self.drain_s = drain_s
         self.snapshot_every = max(1, snapshot_every)
+        self.full_every = max(1, full_every)
+        self._touched: set[str] = set()
+        self._since_snap: dict[int, int] = {}
         self.skip = skip
         self.transcript = Transcript()
         self.clients: dict[int, SimClient] = {}
@@ -574,16 +577,29 @@ class LiveRun:
             await asyncio.sleep(0.005)
         if await self._follow():
             await self._barrier()
+        self._touched |= self._new_channels()
         if self.steps % self.snapshot_every == 0:
-            await self._fresh_snapshots()
+            full = self.steps % self.full_every == 0
+            await self._fresh_snapshots(None if full else self._touched)
+            self._touched = set()
             await self._barrier()
         else:
-            self.obs.fresh = {}  # checks of fresh snapshots wait for the next full step
+            self.obs.fresh = {}  # checks of fresh snapshots wait for the next snapshot step
         found = check_live(self.obs, skip=self.skip)
         for c in self.clients.values():
             self.obs.since_env[c.view.index] = len(c.view.envelopes)
             self.obs.since_disp[c.view.index] = len(c.view.dispatches)
+            self._since_snap[c.view.index] = len(c.view.snapshots)
         return found
+
+    def _new_channels(self) -> set[str]:
+        """Channels with an envelope or a snapshot since the last check, on any client."""
+        out: set[str] = set()
+        for c in self.clients.values():
+            v = c.view
+            out.update(e.channel for e in v.envelopes[self.obs.since_env.get(v.index, 0):])
+            out.update(s.channel for s in v.snapshots[self._since_snap.get(v.index, 0):])
+        return out
 
     async def _follow(self) -> bool:
         """Every client subscribes to the chats of the sessions it watches (new chats appear in
@@ -617,7 +633,9 @@ class LiveRun:
         self.observers[key] = obs
         return obs
 
-    async def _fresh_snapshots(self) -> None:
+    async def _fresh_snapshots(self, only: set[str] | None) -> None:
+        """Fresh snapshots, one observer per client profile, of every watched channel (`only`:
+        of those that changed since the last ones; every `full_every` steps, all of them)."""
         fresh: dict[str, dict[str, Snapshot]] = {}
         for c in self.ready_clients():
             key = profile_key(c.view.version, c.view.collections)
@@ -625,21 +643,24 @@ class LiveRun:
                 continue
             wanted = sorted(set().union(*(x.view.subscribed for x in self.ready_clients()
                                           if profile_key(x.view.version, x.view.collections) == key)))
+            if only is not None:
+                wanted = [ch for ch in wanted if ch in only]
             obs = await self._observer(key, c)
             if obs is None or obs.conn is None:
                 continue
-            snaps: dict[str, Snapshot] = {}
-            for ch in wanted:
-                try:
-                    res = await obs.request("subscribe", {"channel": ch})
-                except RpcError:
-                    continue
-                snap = res.get("snapshot") if isinstance(res, dict) else None
-                if isinstance(snap, dict):
-                    snaps[ch] = Snapshot(ch, snap.get("fromSeq"), snap.get("state"))
-                await obs.conn.notify("unsubscribe", {"channel": ch})
-            fresh[key] = snaps
+            answers = await asyncio.gather(*(self._snapshot(obs, ch) for ch in wanted))
+            fresh[key] = {snap.channel: snap for snap in answers if snap is not None}
         self.obs.fresh = fresh
+
+    async def _snapshot(self, obs: SimClient, ch: str) -> Snapshot | None:
+        assert obs.conn is not None
+        try:
+            res = await obs.request("subscribe", {"channel": ch})
+        except RpcError:
+            return None
+        await obs.conn.notify("unsubscribe", {"channel": ch})
+        snap = res.get("snapshot") if isinstance(res, dict) else None
+        return Snapshot(ch, snap.get("fromSeq"), snap.get("state")) if isinstance(snap, dict) else None
 
     # -- teardown ---------------------------------------------------------------------------
 

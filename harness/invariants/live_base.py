@@ -155,13 +155,12 @@ class ClientView:
     def state_at(self, channel: str, seq: int) -> State | None:
         """The confirmed state of `channel` after every envelope with serverSeq <= `seq`
         (None when the client's first snapshot of it is newer than `seq`)."""
-        found: State | None = None
-        for s, state in self.history.get(channel, ()):
+        h = self.history.get(channel, ())
+        for i in range(len(h) - 1, -1, -1):  # newest first: at quiescence the match is the last
+            s, state = h[i]
             if isinstance(s, int) and s <= seq:
-                found = state
-            else:
-                break
-        return found
+                return state
+        return None
 
     def last_seq(self, channel: str) -> int | None:
         h = self.history.get(channel)

@@ -102,11 +102,13 @@ def coalesced_delivery(obs: LiveObservation) -> Iterator[str]:
 
 def _quiet_between(obs: LiveObservation, channels: set[str], lo: int, hi: int) -> bool:
     """No client saw an envelope of `channels` with lo < serverSeq <= hi."""
-    return not any(
-        e.channel in channels and isinstance(e.seq, int) and lo < e.seq <= hi
-        for c in obs.clients
-        for e in c.envelopes
-    )
+    for c in obs.clients:
+        for e in reversed(c.envelopes):  # envelopes arrive in serverSeq order: stop below lo
+            if isinstance(e.seq, int) and e.seq <= lo:
+                break
+            if e.channel in channels and isinstance(e.seq, int) and e.seq <= hi:
+                return False
+    return True
 
 
 def summary_consistency(obs: LiveObservation) -> Iterator[str]:

@@ -157,9 +157,10 @@ def echo_fidelity(obs: LiveObservation) -> Iterator[str]:
             if len(d.echoes) > 1:
                 yield f"client {c.index}: clientSeq {d.client_seq} ({d.type}) was echoed {len(d.echoes)} times"
         last_own: int | None = None
-        for e in c.envelopes[: obs.since_env.get(c.index, 0)]:
+        for e in reversed(c.envelopes[: obs.since_env.get(c.index, 0)]):  # the latest own echo
             if isinstance(e.origin, dict) and e.origin.get("clientId") == c.client_id and isinstance(e.origin.get("clientSeq"), int):
                 last_own = e.origin["clientSeq"]
+                break
         for e in obs.new_envelopes(c):
             if e.origin is ABSENT:
                 pending = [d for d in c.pending.get(e.channel, []) if d.action == e.action]
