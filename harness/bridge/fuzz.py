@@ -22,6 +22,7 @@ Everything is synchronous here; the asynchronous wire lives in `HostLink`'s own 
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -237,6 +238,23 @@ def replay_steps(finding: CommandFinding, target: str, spec: SpecDir | None, *, 
         return CommandReplay(any(v.check == finding.invariant for v in verdicts), verdicts, replies)
     finally:
         session.close()
+
+
+def replay_lines(result: CommandReplay, finding: CommandFinding, target: str) -> list[str]:
+    """What `ahp-fuzz replay` prints for a command finding."""
+    step = finding.steps[finding.failing_step]
+    lines = [
+        f"{finding.invariant} [{finding.severity}] on {step.method}, {len(finding.steps)} commands "
+        f"({sum(s.setup for s in finding.steps)} setup), target {target}",
+        f"  {finding.message}",
+        ("REPRODUCED" if result.reproduced else "did not reproduce")
+        + f": {finding.invariant} {'fired' if result.reproduced else 'did not fire'} on the failing command",
+    ]
+    if result.replies:
+        lines.append(f"  reply: {json.dumps(result.replies[-1].to_json(), ensure_ascii=False)[:400]}")
+    for v in result.verdicts:
+        lines.append(f"  {v.check} [{v.severity}] {v.message[:300]}")
+    return lines
 
 
 # -- the run --------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report",
     "host",
     "export_fixture",
+    "commands",
 )
 
 __all__ = ["COMMAND_MODULES", "UsageError", "build_parser", "main"]

@@ -36,6 +36,17 @@ def replay_command(args: argparse.Namespace) -> int:
         if about and "died without finishing" in about:
             err.print(f"note: {about}", markup=False)
     spec = args.target or expand_target(finding.target, args.file)
+    if finding.kind == "commands":  # a command trace (harness/bridge/fuzz.py)
+        from harness.bridge.fuzz import CommandSetupError, replay_lines, replay_steps
+        from harness.spec.specdir import SpecDir
+
+        try:
+            commands = replay_steps(finding, spec, SpecDir.from_env(args.spec), timeout_s=args.timeout)  # type: ignore[arg-type]
+        except CommandSetupError as e:
+            raise UsageError(str(e)) from e
+        for line in replay_lines(commands, finding, spec):  # type: ignore[arg-type]
+            out.print(line, markup=False)
+        return 1 if commands.reproduced else 0
     if finding.kind == "live":  # re-run its ops over the wire (harness/engine/live_replay.py)
         from harness.engine.live_replay import replay_on_target, result_lines
         from harness.reference import DEFAULT_PROFILE
