@@ -281,7 +281,7 @@ def _observe(name: str, defects: tuple[str, ...]) -> bool:
         return asyncio.run(asyncio.wait_for(probe.scenario(host.url), 20))
 
 
-#: The file-surface defects (`resource-*`) are shown by the resource tests of harness/host/resources.py.
+#: The file-surface defects (`resource-*`) belong to harness/host/resources.py, whose owner tests them.
 PROTOCOL_DEFECTS = [name for name in DEFECTS if not name.startswith("resource-")]
 
 
@@ -293,3 +293,11 @@ def test_every_protocol_defect_has_a_probe() -> None:
 def test_defect_shows_on_the_wire(name: str) -> None:
     assert _observe(name, (name,)) is True, f"{name}: the defective behaviour did not occur"
     assert _observe(name, ()) is False, f"{name}: the clean host shows the behaviour too"
+
+
+def test_docs_list_every_protocol_defect() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "host.md").read_text(encoding="utf-8")
+    missing = [name for name in PROTOCOL_DEFECTS if f"| `{name}` |" not in page]
+    assert missing == []
