@@ -1,0 +1,202 @@
+"""The live run and machine against the embedded host over loopback (marker `live`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.engine.live_focus import run_focused
+from harness.engine.live_replay import LIVE_KIND, finding_from_run, replay_live
+from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun
+from harness.targets.live import LiveTarget
+
+pytestmark = pytest.mark.live
+
+
+@pytest.fixture
+def host() -> Iterator[LiveTarget]:
+    t = LiveTarget("host:embedded")
+    yield t
+    t.close()
+
+
+def _setup(run: LiveRun, n: int = 2, dirs: list[str] | None = None) -> str:
+    for i, spec in enumerate(DEFAULT_CLIENTS[:n]):
+        assert run.apply(spec.op(i)) == []
+    s = f"ahp-session:/fz-{run.token}-s1"
+    params: dict = {"channel": s, "provider": run.provider()}
+    if dirs is not None:
+        params["workingDirectories"] = dirs
+    assert run.apply({"op": "command", "client": 0, "method": "createSession", "params": params}) == []
+    for i in range(n):
+        assert run.apply({"op": "subscribe", "client": i, "channel": s}) == []
+    return s
+
+
+def test_clients_reconcile_and_converge(host: LiveTarget) -> None:
+    run = LiveRun(host.url)
+    try:
+        s = _setup(run)
+        chat = next(ch for ch, k in run.kinds.items() if k == "chat")
+        assert all(chat in c.view.subscribed for c in run.ready_clients())  # followed the default chat
+        found = run.apply({"op": "dispatch", "client": 1, "channel": s,
+                           "action": {"type": "session/titleChanged", "title": "renamed"}})
+        assert found == []
+        a, b = run.clients[0].view, run.clients[1].view
+        assert a.confirmed[s]["title"] == b.confirmed[s]["title"] == "renamed"
+        assert not any(a.pending.values()) and not any(b.pending.values())
+        d = b.dispatches[-1]
+        assert len(d.echoes) == 1 and d.echoes[0].origin == {"clientId": b.client_id, "clientSeq": d.client_seq}
+        assert run.obs.main_fresh()  # fresh snapshots were taken and compared
+    finally:
+        run.close()
+
+
+def test_required_rejections_and_silence(host: LiveTarget) -> None:
+    run = LiveRun(host.url)
+    try:
+        _setup(run)
+        chat = next(ch for ch, k in run.kinds.items() if k == "chat")
+        assert run.apply({"op": "dispatch", "client": 0, "channel": chat,
+                          "action": {"type": "chat/turnCancelled", "turnId": "none", "duration": 0}}) == []
+        d = run.clients[0].view.dispatches[-1]
+        assert d.must_reject == "INV-044" and d.echoes and d.echoes[0].rejected
+        assert run.apply({"op": "dispatch", "client": 0, "channel": chat,
+                          "action": {"type": "chat/delta", "turnId": "t", "partId": "p", "content": "x"}}) == []
+        assert run.clients[0].view.dispatches[-1].must_reject == "INV-053"
+        missing = f"ahp-chat:/fz-{run.token}-missing"
+        assert run.apply({"op": "dispatch", "client": 0, "channel": missing,
+                          "action": {"type": "chat/draftChanged"}}) == []
+        d = run.clients[0].view.dispatches[-1]
+        assert d.silent and not d.echoes
+    finally:
+        run.close()
+
+
+def test_reconnect_replays_what_was_missed(host: LiveTarget) -> None:
+    run = LiveRun(host.url)
+    try:
+        s = _setup(run)
+        for t in ("a", "b", "c"):
+            run.apply({"op": "dispatch", "client": 0, "channel": s, "action": {"type": "session/titleChanged", "title": t}})
+        assert run.apply({"op": "reconnect", "client": 1, "back": 2}) == []
+        r = run.clients[1].view.reconnects[-1]
+        assert r.result["type"] == "replay" and len(r.expected) == 2
+        assert [e["serverSeq"] for e in r.result["actions"]] == [e.seq for e in r.expected]
+    finally:
+        run.close()
+
+
+def test_a_finding_replays_on_its_host_only() -> None:
+    bad = LiveTarget("host:embedded?defect=cancel-without-turn-accepted")
+    good = LiveTarget("host:embedded")
+    run = LiveRun(bad.url)
+    try:
+        _setup(run)
+        chat = next(ch for ch, k in run.kinds.items() if k == "chat")
+        found = run.apply({"op": "dispatch", "client": 0, "channel": chat,
+                           "action": {"type": "chat/turnCancelled", "turnId": "none", "duration": 0}})
+        assert [v.invariant for v in found] == ["INV-044"]
+        finding = finding_from_run(run, found[0], target=bad.description, profile="0.7.0")
+        assert finding.kind == LIVE_KIND and finding.extra["live"]["format"] == "ahp-fuzz/live-trace"
+        assert any(f["d"] == "<" for f in finding.extra["live"]["frames"])
+        assert replay_live(finding, bad.url).reproduced
+        assert not replay_live(finding, good.url).reproduced
+        again = type(finding).from_json(json.loads(json.dumps(finding.to_json())))
+        assert again.kind == LIVE_KIND and again.steps == finding.steps
+    finally:
+        run.close()
+        bad.close()
+        good.close()
+
+
+def test_a_seeded_run_of_the_clean_host_is_clean() -> None:
+    # Three clients: a 0.6.0 peer also sees the host's 0.6.0 projection bug (see the xfail below).
+    from harness.engine import live_focus
+
+    result = _clean_run(live_focus, seed=5, budget_s=12)
+    assert result.steps > 50
+    assert result.findings == [], [f"{f.invariant}: {f.message}" for f in result.findings]
+
+
+def _clean_run(live_focus: object, seed: int, budget_s: float) -> object:
+    from harness.engine.control import RunControl
+    from harness.engine.events import EventBus, FindingFound
+    from harness.engine.live import LiveConfig, run_live_campaign
+    from harness.engine.live_focus import FocusedResult
+
+    target = LiveTarget("host:embedded")
+    result = FocusedResult(None, "host:embedded")
+
+    def sink(e: object) -> None:
+        if isinstance(e, FindingFound):
+            result.findings.append(e.finding)
+
+    try:
+        summary = run_live_campaign(LiveConfig(target.url, "host:embedded", seed=seed, budget_s=budget_s,
+                                               clients=DEFAULT_CLIENTS[:3], control=RunControl(budget_s),
+                                               shrink_budget_s=1.0), EventBus(sink))
+        result.steps = summary.steps
+    finally:
+        target.close()
+    return result
+
+
+@pytest.mark.xfail(strict=True, reason="embedded host bug: a 0.6.0 peer's session snapshot shows chats[].workingDirectories "
+                   "when the session itself has no workingDirectories (harness/host/projection.session_for_version "
+                   "returns early); remove this marker once the host is fixed")
+def test_060_peer_never_sees_chat_subsets(host: LiveTarget) -> None:
+    run = LiveRun(host.url)
+    try:
+        for i, spec in enumerate((DEFAULT_CLIENTS[0], DEFAULT_CLIENTS[3])):
+            run.apply(spec.op(i))
+        s = f"ahp-session:/fz-{run.token}-s1"
+        run.apply({"op": "command", "client": 0, "method": "createSession",
+                   "params": {"channel": s, "provider": run.provider()}})
+        for i in range(2):
+            run.apply({"op": "subscribe", "client": i, "channel": s})
+        found = run.apply({"op": "command", "client": 0, "method": "createChat",
+                           "params": {"channel": s, "chat": f"ahp-chat:/fz-{run.token}-c1", "workingDirectories": []}})
+        found += run.apply({"op": "dispatch", "client": 0, "channel": s,
+                            "action": {"type": "session/titleChanged", "title": "x"}})
+        assert found == [], [f"{v.invariant}: {v.message}" for v in found]
+    finally:
+        run.close()
+
+
+def test_focused_run_finds_shrinks_and_confirms() -> None:
+    r = run_focused("seq-repeat", seed=0, budget_s=20, shrink_budget_s=4)
+    assert r.invariants == {"INV-041"}
+    f = r.findings[0]
+    assert f.extra["shrink"]["stepsShrunk"] <= f.extra["shrink"]["stepsFound"]
+    assert "flaky" not in f.extra
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_run_and_replay(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = _cli("run", "--target", "host:embedded?defect=server-only-accepted", "--budget", "30s",
+                "--seed", "1", "--max-findings", "1", "--quiet", "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr[-2000:]
+    files = sorted((out / "findings").glob("*.json"))
+    assert files and json.loads(files[0].read_text())["kind"] == "live"
+    again = _cli("replay", str(files[0]), cwd=tmp_path)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "reproduced" in again.stdout
+    clean = _cli("replay", str(files[0]), "--target", "host:embedded", cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def test_cli_refuses_a_remote_host(tmp_path: Path) -> None:
+    done = _cli("run", "--target", "ws://192.0.2.1:9", "--budget", "5s", "--out", str(tmp_path / "r"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "loopback" in done.stderr

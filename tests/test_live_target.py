@@ -1,0 +1,155 @@
+"""The live target: spellings, loopback-only policy, starting and stopping hosts, one connection."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.targets.base import TargetSetupError, open_target
+from harness.targets.live import (
+    LiveTarget,
+    RpcError,
+    Transcript,
+    WireConnection,
+    check_loopback,
+    embedded_spec,
+    is_live_spec,
+    is_loopback,
+    parse_live_spec,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("ws://127.0.0.1:9/", "url"), ("wss://[::1]:9", "url"), ("host-cmd:ahp-fuzz host", "cmd"),
+     ("host:embedded", "embedded"), ("host:embedded?defect=seq-repeat&defect=a,b", "embedded")],
+)
+def test_spellings(text: str, kind: str) -> None:
+    assert is_live_spec(text)
+    assert parse_live_spec(text).kind == kind
+
+
+def test_embedded_options_round_trip() -> None:
+    spec = parse_live_spec("host:embedded?defect=seq-repeat&immutablePrimary=1", defects=("x",))
+    assert spec.defects == ("seq-repeat", "x") and spec.immutable_primary
+    assert embedded_spec(spec.defects, True) == "host:embedded?defect=seq-repeat&defect=x&immutablePrimary=1"
+    assert embedded_spec(()) == "host:embedded"
+
+
+@pytest.mark.parametrize("text", ["host:other", "host:embedded?port=1", "host-cmd:", "reference"])
+def test_bad_spellings(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_live_spec(text)
+
+
+def test_loopback_only_unless_allowed() -> None:
+    assert is_loopback("ws://127.0.0.1:1/") and is_loopback("ws://[::1]:1") and is_loopback("ws://localhost:1")
+    assert not is_loopback("ws://10.0.0.1:1") and not is_loopback("ws://example.com:1")
+    with pytest.raises(TargetSetupError, match="loopback"):
+        check_loopback("ws://10.0.0.1:9", allow_remote=False)
+    check_loopback("ws://10.0.0.1:9", allow_remote=True)  # allowed: nothing connects here
+    with pytest.raises(TargetSetupError, match="--allow-remote"):
+        open_target("ws://192.0.2.1:9")
+    assert LiveTarget("ws://192.0.2.1:9", allow_remote=True).description == "ws://192.0.2.1:9"
+
+
+def test_a_live_target_is_not_a_reducer() -> None:
+    t = LiveTarget("ws://127.0.0.1:9")
+    with pytest.raises(TargetSetupError, match="live machine"):
+        t.reduce("chat", {}, {}, 0)
+    t.close()
+
+
+@pytest.mark.live
+def test_host_cmd_starts_and_stops_the_whole_group() -> None:
+    cmd = f"host-cmd:{sys.executable} -m harness.cli host"
+    t = LiveTarget(cmd)
+    url = t.url
+    assert url.startswith("ws://127.0.0.1:")
+    handle = t._handle
+    assert handle is not None
+    t.close()
+    # the group is gone: nothing answers on the URL any more
+    transcript = Transcript()
+
+    async def try_connect() -> bool:
+        conn = WireConnection(1, transcript, lambda *a: None)
+        try:
+            await conn.open(url, 2.0)
+        except Exception:
+            return False
+        await conn.close()
+        return True
+
+    assert asyncio.run(try_connect()) is False
+
+
+@pytest.mark.live
+def test_host_cmd_that_prints_no_url_is_a_setup_error() -> None:
+    with pytest.raises(TargetSetupError, match="did not print a ws:// URL"):
+        LiveTarget(f"host-cmd:{sys.executable} -c pass", startup_timeout_s=5).start()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.startswith("State:") and "Z" in line for line in f)
+    except OSError:
+        return True
+
+
+@pytest.mark.live
+def test_host_cmd_group_is_stopped_children_included(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    script = ("import subprocess,sys,time;"
+              "p=subprocess.Popen([sys.executable,'-c','import time; time.sleep(60)']);"
+              f"open({str(pid_file)!r},'w').write(str(p.pid));"
+              "print('ws://127.0.0.1:1/', flush=True); time.sleep(60)")
+    t = LiveTarget(f"host-cmd:{sys.executable} -c \"{script}\"", startup_timeout_s=10)
+    assert t.url == "ws://127.0.0.1:1/"
+    child = int(pid_file.read_text())
+    assert not _gone(child)
+    t.close()
+    deadline = time.monotonic() + 10
+    while not _gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(child), "the host's child survived: the process group was not stopped"
+
+
+@pytest.mark.live
+def test_one_connection_against_the_embedded_host() -> None:
+    target = open_target("host:embedded")
+    transcript = Transcript()
+    notes: list[tuple[str, dict]] = []
+
+    async def talk() -> None:
+        conn = WireConnection(1, transcript, lambda c, m, p: notes.append((m, p)))
+        await conn.open(target.url)  # type: ignore[attr-defined]
+        assert await conn.request("ping", {"channel": "ahp-root://"}) is None  # before initialize
+        res = await conn.request("initialize", {"channel": "ahp-root://", "protocolVersions": ["0.7.0"],
+                                                "clientId": "t1", "initialSubscriptions": ["ahp-root://"]})
+        assert res["protocolVersion"] == "0.7.0"
+        with pytest.raises(RpcError) as e:
+            await conn.request("noSuchMethod", {"channel": "ahp-root://"})
+        assert e.value.code == -32601
+        await conn.send_raw("{not json")
+        await conn.request("ping", {"channel": "ahp-root://"})
+        assert conn.null_replies and conn.null_replies[0]["error"]["code"] == -32700
+        await conn.close()
+
+    try:
+        asyncio.run(talk())
+    finally:
+        target.close()
+    directions = [f["d"] for f in transcript.frames]
+    assert directions[0] == ">" and "<" in directions
+    assert any(isinstance(f["m"], str) for f in transcript.frames)  # the garbage frame is recorded verbatim
