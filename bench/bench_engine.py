@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import resource
 import shlex
 import statistics
 import subprocess
@@ -49,7 +50,7 @@ from harness.engine import generation  # noqa: E402
 from harness.engine.arms import GROUP, arms_for, lanes_for  # noqa: E402
 from harness.engine.campaign import DEFAULT_KINDS, RunConfig, chunk_seed, run_campaign  # noqa: E402
 from harness.engine.events import EventBus  # noqa: E402
-from harness.reference import Model, Profile  # noqa: E402
+from harness.reference import Profile  # noqa: E402
 from harness.targets.base import open_target  # noqa: E402
 from harness.targets.reference import ReferenceTarget  # noqa: E402
 
@@ -58,31 +59,41 @@ P = Profile.named("0.7.0")
 ADAPTER = "adapter:" + shlex.join([sys.executable, "-m", "harness.targets.reference_adapter"])
 
 
-def _run(target: Any, spec: str, is_model: bool, seconds: float, run_seed: int) -> tuple[int, float, RunConfig]:
+Rate = tuple[float, float]  # (steps per wall-clock second, steps per CPU second)
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its reaped children (the adapter subprocess)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _run(target: Any, spec: str, is_model: bool, seconds: float, run_seed: int) -> int:
     config = RunConfig(
         target=target, target_spec=spec, target_is_model=is_model, profile=P, seed=run_seed,
         budget_s=seconds, probe_every=1 if is_model else 25, heartbeat_s=0,
     )
-    t0 = time.perf_counter()
-    summary = run_campaign(config, EventBus())
-    return summary.steps, time.perf_counter() - t0, config
+    return run_campaign(config, EventBus()).steps
 
 
-def run_reference(seconds: float, run_seed: int) -> float:
-    steps, dt, _ = _run(ReferenceTarget(P), "reference", True, seconds, run_seed)
-    return steps / dt
+def run_reference(seconds: float, run_seed: int) -> Rate:
+    c0, t0 = _cpu(), time.perf_counter()
+    steps = _run(ReferenceTarget(P), "reference", True, seconds, run_seed)
+    return steps / (time.perf_counter() - t0), steps / (_cpu() - c0)
 
 
-def run_adapter(seconds: float, run_seed: int) -> float:
+def run_adapter(seconds: float, run_seed: int) -> Rate:
+    c0, t0 = _cpu(), time.perf_counter()
     target = open_target(ADAPTER, profile=P)
     try:
-        steps, dt, _ = _run(target, ADAPTER, False, seconds, run_seed)
+        steps = _run(target, ADAPTER, False, seconds, run_seed)
     finally:
-        target.close()
-    return steps / dt
+        target.close()  # reaps the adapter: its CPU time counts from here
+    return steps / (time.perf_counter() - t0), steps / (_cpu() - c0)
 
 
-def bare_machine(seconds: float, run_seed: int) -> float:
+def bare_machine(seconds: float, run_seed: int) -> Rate:
     """The ceiling: the same draws and the same model, nothing else."""
     lanes = lanes_for(ReferenceTarget(P), target_is_model=True, profile=P)
     arms = arms_for(DEFAULT_KINDS, lanes)
@@ -113,7 +124,7 @@ def bare_machine(seconds: float, run_seed: int) -> float:
                 self.states[i] = (kind, self.model.reduce(kind, state, action, self.now))
             steps += 1
 
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     chunk = 0
     with generation.pinned_constants():
         while time.perf_counter() - t0 < seconds:
@@ -126,16 +137,17 @@ def bare_machine(seconds: float, run_seed: int) -> float:
                 ),
             )
             chunk += 1
-    return steps / (time.perf_counter() - t0)
+    return steps / (time.perf_counter() - t0), steps / (_cpu() - c0)
 
 
-def measure_speed(seconds: float, rounds: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"run / reference": [], "bare machine (ceiling)": [], "run / adapter (fast form)": []}
+def measure_speed(seconds: float, rounds: int) -> dict[str, list[Rate]]:
+    out: dict[str, list[Rate]] = {"run / reference": [], "bare machine (ceiling)": [], "run / adapter (fast form)": []}
+    run_reference(min(seconds, 5.0), 99)  # warm-up: imports, strategy construction, caches
     for r in range(rounds):
         out["bare machine (ceiling)"].append(bare_machine(seconds, r))
         out["run / reference"].append(run_reference(seconds, r))
         out["run / adapter (fast form)"].append(run_adapter(seconds, r))
-        print(f"  round {r + 1}: " + ", ".join(f"{k} {v[-1]:.0f}" for k, v in out.items()), file=sys.stderr)
+        print(f"  round {r + 1}: " + ", ".join(f"{k} {v[-1][0]:.0f}/{v[-1][1]:.0f}" for k, v in out.items()), file=sys.stderr)
     return out
 
 
@@ -179,11 +191,11 @@ def measure_mutants(budget: float) -> dict[str, float | None]:
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=budget + 180)
             dt = time.perf_counter() - t0
         out[name] = dt if proc.returncode == 1 else None
-        print(f"  {name}: {'%.1fs' % dt if out[name] is not None else 'not found'}", file=sys.stderr)
+        print(f"  {name}: {f'{dt:.1f}s' if out[name] is not None else 'not found'}", file=sys.stderr)
     return out
 
 
-def render(speed: dict[str, list[float]] | None, reach: dict[str, tuple[int, int]] | None,
+def render(speed: dict[str, list[Rate]] | None, reach: dict[str, tuple[int, int]] | None,
            mutants: dict[str, float | None] | None, args: argparse.Namespace) -> str:
     lines = [
         f"Machine: {platform.machine()}, CPython {platform.python_version()}, Hypothesis "
@@ -192,18 +204,21 @@ def render(speed: dict[str, list[float]] | None, reach: dict[str, tuple[int, int
         "",
     ]
     if speed:
-        ceiling = statistics.median(speed["bare machine (ceiling)"])
+        wall0 = statistics.median(w for w, _ in speed["bare machine (ceiling)"])
+        cpu0 = statistics.median(c for _, c in speed["bare machine (ceiling)"])
         lines += [
             f"## Throughput (`--seconds {args.seconds:g} --rounds {args.rounds}`, median of rounds)",
             "",
-            "| configuration | steps/s | rounds | ratio to the bare machine |",
-            "|---|---:|---|---:|",
+            "Steps per wall-clock second depend on what else the machine runs; steps per CPU second "
+            "(this process and the adapter subprocess) much less.",
+            "",
+            "| configuration | steps/s (wall) | steps per CPU-s | ratio to the bare machine (wall / CPU) |",
+            "|---|---:|---:|---:|",
         ]
         for name, vals in speed.items():
-            med = statistics.median(vals)
-            lines.append(
-                f"| {name} | {med:,.0f} | {', '.join(f'{v:,.0f}' for v in vals)} | {med / ceiling:.2f} |"
-            )
+            w = statistics.median(v[0] for v in vals)
+            c = statistics.median(v[1] for v in vals)
+            lines.append(f"| {name} | {w:,.0f} | {c:,.0f} | {w / wall0:.2f} / {c / cpu0:.2f} |")
         lines.append("")
     if reach:
         lines += [
@@ -225,7 +240,7 @@ def render(speed: dict[str, list[float]] | None, reach: dict[str, tuple[int, int
             "| mutant | time to detect |",
             "|---|---:|",
         ]
-        lines += [f"| `{n}` | {'%.1f s' % v if v is not None else 'not found'} |" for n, v in mutants.items()]
+        lines += [f"| `{n}` | {f'{v:.1f} s' if v is not None else 'not found'} |" for n, v in mutants.items()]
         if found:
             lines += ["", f"Found {len(found)}/{len(mutants)}; median {statistics.median(found):.1f} s "
                       "(wall clock of the whole `ahp-fuzz run` process: start-up, adapter start, "

@@ -120,15 +120,20 @@ def test_tool_call_actions_target_the_status_they_need() -> None:
     pairs = _collect(
         state.flatmap(lambda s: actions_for("chat", s, types=list(want)).map(lambda a: (s, a))), 120
     )
-    on_target = 0
+    on_target = applicable = 0
     for s, a in pairs:
         statuses = {
             p["toolCall"]["toolCallId"]: p["toolCall"]["status"]
             for p in s["activeTurn"]["responseParts"]
             if p["kind"] == "toolCall"
         }
-        on_target += statuses.get(a["toolCallId"]) in want[a["type"]]
-    assert on_target / len(pairs) >= 0.5, on_target / len(pairs)
+        # Only states where one of the four types has a call in the status it needs: on the
+        # others every choice is a no-op by construction.
+        if any(st_ in w for w in want.values() for st_ in statuses.values()):
+            applicable += 1
+            on_target += statuses.get(a["toolCallId"]) in want[a["type"]]
+    assert applicable >= 40
+    assert on_target / applicable >= 0.7, on_target / applicable
 
 
 def test_profile_gates_action_types() -> None:

@@ -125,10 +125,18 @@ def chat_view(s: Json) -> ChatView:
     return view(s, ChatView)
 
 
+#: With an active turn, the share of turn-scoped actions that name the *previous* turn (a client
+#: that has not seen the new turn start yet): the reducer must ignore them (INV-015).
+PREVIOUS_TURN: Final = 0.08
+
+
 def _turn_id(c: ChatView, ctx: ActionContext) -> st.SearchStrategy[str]:
     if c.turn_id is None and c.last_turn_id is not None and ctx.stale < 1:
         return weighted([(0.5, st.just(c.last_turn_id)), (0.5, pool(TURN_IDS))])  # late action
-    return id_from([c.turn_id] if c.turn_id else [], TURN_IDS, stale=ctx.stale)
+    current = id_from([c.turn_id] if c.turn_id else [], TURN_IDS, stale=ctx.stale)
+    if c.turn_id is not None and c.last_turn_id is not None and 0 < ctx.stale < 1:
+        return weighted([(1 - PREVIOUS_TURN, current), (PREVIOUS_TURN, st.just(c.last_turn_id))])
+    return current
 
 
 def _call_id(c: ChatView, targets: list[str], ctx: ActionContext) -> st.SearchStrategy[str]:
