@@ -230,7 +230,7 @@ def portable_target(spec: str, cwd: str | Path | None = None) -> str:
     for prefix in ("ts:", "js:"):
         if text.startswith(prefix):
             rest = text[len(prefix) :]
-            return prefix + (str((base / rest).resolve()) if rest and (base / rest).exists() else rest)
+            return prefix + (os.path.abspath(base / rest) if rest and (base / rest).exists() else rest)
     if not text.startswith("adapter:"):
         return text
     try:
@@ -239,22 +239,34 @@ def portable_target(spec: str, cwd: str | Path | None = None) -> str:
         return text
     out = []
     for i, tok in enumerate(argv):
-        if i == 0 and os.sep in tok and os.path.abspath(base / tok) == os.path.abspath(sys.executable):
+        if i == 0 and os.sep in tok and _is_this_python(base / tok):
             out.append(PYTHON_PLACEHOLDER)
         else:
             out.append(_absolute(tok, base))
     return "adapter:" + " ".join(t if t == PYTHON_PLACEHOLDER else shlex.quote(t) for t in out)
 
 
+def _is_this_python(path: Path) -> bool:
+    """`path` names the interpreter running ahp-fuzz: the same file, or a `python*` in the same
+    virtualenv `bin/` folder (however that folder was reached)."""
+    exe = os.path.abspath(sys.executable)
+    if os.path.abspath(path) == exe:
+        return True
+    return path.name.startswith("python") and os.path.realpath(path.parent) == os.path.realpath(
+        os.path.dirname(exe)
+    )
+
+
 def _absolute(token: str, base: Path) -> str:
-    """`token` with a relative path (or the path of `PATH:ATTR`) made absolute, if it exists."""
+    """`token` with a relative path (or the path of `PATH:ATTR`) made absolute, if it exists.
+    Symbolic links are kept (a virtualenv's python is a link that must not be resolved)."""
     if not token or token.startswith("-") or os.path.isabs(token) or "{" in token:
         return token
     path, sep, attr = token.rpartition(":")
-    if sep and path and (base / path).exists() and os.sep in path + "/":
-        return f"{(base / path).resolve()}:{attr}"
+    if sep and path and os.sep in path and (base / path).exists():
+        return f"{os.path.abspath(base / path)}:{attr}"
     if os.sep in token and (base / token).exists():
-        return str((base / token).resolve())
+        return os.path.abspath(base / token)
     return token
 
 
