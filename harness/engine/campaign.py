@@ -364,6 +364,9 @@ class _GuardedTarget:
     def close(self) -> None:
         self._target.close()
 
+    def __getattr__(self, name: str) -> Any:  # kinds, profiles, for_profile, … of the target
+        return getattr(self._target, name)
+
 
 class _Heartbeat:
     """Calls `beat` every `every_s` seconds from a daemon thread until stopped."""
