@@ -123,6 +123,8 @@ class CommandSession:
             except Exception as e:
                 raise CommandSetupError(f"{target}: cannot initialize a connection: {e}") from e
             self.multiroot = self.link.capability("multipleWorkingDirectories")
+            self._pristine = self.fixture.snapshot()
+            self._last: tuple[Sessions | None, Any] = (None, None)
             self.document = build_openapi(spec, methods=methods) if spec is not None else None
             self.app = BridgeApp(self.link, self.document or {"paths": {}}, fence=self.fixture.fenced)
         except BaseException:
@@ -150,16 +152,22 @@ class CommandSession:
         return steps
 
     def reset(self) -> None:
-        """Back to the state after `setup`: every other session disposed, the tree rebuilt."""
-        for uri in sorted(set(self.sessions() or {}) - set(BASELINE_SESSIONS)):
-            self.call("disposeSession", {"channel": uri})
-        self.fixture.restore()
-        have = self.sessions() or {}
-        if any(uri not in have for uri in BASELINE_SESSIONS):
-            for uri in BASELINE_SESSIONS:
-                if uri in have:
-                    self.call("disposeSession", {"channel": uri})
-            self.setup()
+        """Back to the state after `setup`: every other session disposed, the tree rebuilt.
+
+        Skips what is already clean: the last observation's sessions and disk are remembered."""
+        last_sessions, last_disk = self._last
+        if last_sessions is None or set(last_sessions) != set(BASELINE_SESSIONS):
+            have = self.sessions() or {}
+            for uri in sorted(set(have) - set(BASELINE_SESSIONS)):
+                self.call("disposeSession", {"channel": uri})
+            if any(uri not in have for uri in BASELINE_SESSIONS):
+                for uri in BASELINE_SESSIONS:
+                    if uri in have:
+                        self.call("disposeSession", {"channel": uri})
+                self.setup()
+        if last_disk is None or last_disk != self._pristine:
+            self.fixture.restore()
+        self._last = (None, None)
 
     def sessions(self) -> Sessions | None:
         """Every session (all listSessions pages), by URI; None when listSessions fails."""
@@ -185,6 +193,7 @@ class CommandSession:
         disk_before, sessions_before = fx.snapshot(), self.sessions()
         reply = send()
         disk_after, sessions_after = fx.snapshot(), self.sessions()
+        self._last = (sessions_after, disk_after)
         return Observation(method, params, reply, fx, disk_before, disk_after, sessions_before, sessions_after,
                            multiroot=self.multiroot, confinement_severity=severity)
 

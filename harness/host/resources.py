@@ -275,32 +275,27 @@ def resource_resolve(host: Host, conn: Connection, params: Params) -> Any:
     follow = params.get("followSymlinks", True)
     if not isinstance(follow, bool):
         raise rpc.invalid_params("followSymlinks must be a boolean")
+    norm = os.path.normpath(path)
+    # followSymlinks: the canonical path; otherwise the link itself (its parent canonicalised)
+    real = os.path.realpath(path) if follow else os.path.join(os.path.realpath(os.path.dirname(norm)), os.path.basename(norm))
+    roots = session_roots(host)
     if host.defects.has("resource-prefix-confusion"):
         # the defect: a prefix test without the separator (…/alpha admits …/alpha-private)
-        real = os.path.realpath(path)
-        if not any(real.startswith(r) for r in session_roots(host)):
-            raise _deny(uri)
+        allowed = any(real.startswith(r) for r in roots)
     else:
-        real = confined(host, uri, path)
-    if follow:
-        target = real
-        try:
-            st = os.stat(target)
-        except (FileNotFoundError, NotADirectoryError):
-            raise _not_found(uri) from None
-        result_uri = file_uri(target) if target != os.path.normpath(path) else uri
+        allowed = any(inside(real, r) for r in roots)
+    if not allowed:
+        raise _deny(uri)
+    try:
+        st = os.stat(real) if follow else os.lstat(real)
+    except (FileNotFoundError, NotADirectoryError):
+        raise _not_found(uri) from None
+    if stat.S_ISLNK(st.st_mode):
+        kind = "symlink"
+    else:
         kind = "directory" if stat.S_ISDIR(st.st_mode) else "file"
-    else:
-        # lstat the link itself; its parent directory must be inside the tree
-        target = os.path.join(os.path.realpath(os.path.dirname(os.path.normpath(path))), os.path.basename(os.path.normpath(path)))
-        if not any(inside(target, r) for r in session_roots(host)):
-            raise _deny(uri)
-        try:
-            st = os.lstat(target)
-        except (FileNotFoundError, NotADirectoryError):
-            raise _not_found(uri) from None
-        result_uri = uri
-        kind = "symlink" if stat.S_ISLNK(st.st_mode) else "directory" if stat.S_ISDIR(st.st_mode) else "file"
+    result_uri = file_uri(real) if follow and real != norm else uri
+    target = real
     result: dict[str, Any] = {"uri": result_uri, "type": kind, "mtime": _iso(st.st_mtime)}
     if kind == "file":
         result["size"] = st.st_size
