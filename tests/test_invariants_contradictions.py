@@ -85,6 +85,16 @@ def _strips_result(kind: str, state: Any, action: Any, now: int) -> Any:
     return REF(kind, state, action, now)
 
 
+def _ignores_late_tool_actions(kind: str, state: Any, action: Any, now: int) -> Any:
+    """A reducer for which a tool-call action of a turn that is not active is a true no-op."""
+    turn = state.get("activeTurn")
+    if action.get("type", "").startswith("chat/toolCall") and (
+        turn is None or turn.get("id") != action.get("turnId")
+    ):
+        return state
+    return REF(kind, state, action, now)
+
+
 FAILING = [
     Case("INV-022.reducer", step("chat", ACTIVE, START_T2), "turnStarted-discards-active-turn"),
     Case(
@@ -115,6 +125,12 @@ FAILING = [
         "reference-spreads-result-keys",
         REF,
     ),
+    Case(
+        "INV-015.strict-probe",
+        step("chat", chat(status=2, turns=[{**DONE, "state": "error"}]), {"type": "chat/truncated"}),
+        "late-completion-erases-error",
+        REF,
+    ),
 ]
 
 PASSING = [
@@ -140,6 +156,13 @@ PASSING = [
     Case("INV-020.active-probe", step("chat", chat(), DELTA), "no-active-turn", REF),
     Case("INV-051.probe", step("chat", WITH_CALL, DELTA), "reducer-strips-extra-keys", _strips_result),
     Case(
+        "INV-015.strict-probe",
+        step("chat", chat(status=2, turns=[{**DONE, "state": "error"}]), {"type": "chat/truncated"}),
+        "reducer-ignores-late-actions",
+        _ignores_late_tool_actions,
+    ),
+    Case("INV-015.strict-probe", step("chat", chat(turns=[DONE]), DELTA), "idle-stays-idle", REF),
+    Case(
         "INV-051.probe",
         step("chat", chat(status=8, activeTurn=turn("t1", tool_part("tc1", "completed"))), DELTA),
         "no-completable-call",
@@ -164,7 +187,7 @@ def test_turn_loss_message_names_both_turns() -> None:
 
 
 def test_spread_probe_names_the_overwritten_fields() -> None:
-    found = assert_fails(FAILING[-1])
+    found = assert_fails(next(c for c in FAILING if c.id == "INV-051.probe"))
     text = " ".join(v.message for v in found)
     assert "status" in text and "toolCallId" in text and "toolName" in text
 
@@ -176,6 +199,8 @@ ITEMS: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {
     1: (("chat",), frozenset({"INV-002.wallclock"})),
     2: (("session",), frozenset({"INV-014"})),
     5: (("chat",), frozenset({"INV-030.chat-absent"})),
+    # a session with its chats in one sequence (the engine's `group` arm)
+    6: (("session", "chat"), frozenset({"INV-031.reducer"})),
     9: (("annotations",), frozenset({"INV-049.reducer"})),
     10: (("changeset",), frozenset({"INV-050.contentChanged"})),
     11: (("session",), frozenset({"INV-007.published"})),
@@ -183,7 +208,7 @@ ITEMS: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {
     14: (("chat",), frozenset({"INV-022.reducer", "INV-022.probe"})),
     15: (("chat",), frozenset({"INV-020.active", "INV-020.active-probe"})),
     16: (("chat",), frozenset({"INV-012.strong"})),
-    18: (("chat",), frozenset({"INV-015.strict"})),
+    18: (("chat",), frozenset({"INV-015.strict", "INV-015.strict-probe"})),
 }
 #: Hard cap of one focused run (it stops as soon as the item is seen).
 CAP_S = 30.0
