@@ -202,3 +202,13 @@ def test_bridged_read_elsewhere_is_a_violation(bridged: AdapterTarget) -> None:
     s = Step("terminal", TERMINAL, TERMINAL_TITLE, after, NOW)
     found = check_step(s, reducer=bridged.reduce, only={"INV-002.clock"})
     assert [(v.invariant, v.severity) for v in found] == [("INV-002.clock", "violation")]
+
+
+def test_reads_on_other_threads_are_not_the_reducers() -> None:
+    import threading
+
+    with watching() as reads:
+        t = threading.Thread(target=time.time)
+        t.start()
+        t.join()
+    assert reads.total == 0

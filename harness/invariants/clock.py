@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final
 
@@ -47,6 +48,9 @@ class ClockReads:
 
     wall: int = 0
     injected: int = 0
+    #: Only reads made on the watching thread count (a heartbeat or report thread reading the
+    #: time meanwhile is not the reducer).
+    thread: int = field(default_factory=threading.get_ident)
 
     @property
     def total(self) -> int:
@@ -74,7 +78,7 @@ _WATCHES: list[ClockReads] = []
 
 
 def _wall_read() -> None:
-    if _WATCHES:
+    if _WATCHES and _WATCHES[-1].thread == threading.get_ident():
         _WATCHES[-1].wall += 1
 
 
@@ -113,7 +117,7 @@ class _WatchedDate(_dt.date):
 
 
 def _watched_now_iso(ctx: Ctx) -> str:
-    if _WATCHES:
+    if _WATCHES and _WATCHES[-1].thread == threading.get_ident():
         _WATCHES[-1].injected += 1
     return _REAL_NOW_ISO.fget(ctx)  # type: ignore[no-any-return]
 
@@ -143,8 +147,8 @@ def _bindings() -> tuple[tuple[Any, str, Any, Any], ...]:
 
 @contextmanager
 def watching() -> Iterator[ClockReads]:
-    """Count the clock reads of in-process code run inside the block (not thread-safe: the
-    engine steps one channel at a time per process)."""
+    """Count the clock reads of in-process code run inside the block, on this thread (the
+    engine steps one channel at a time per process; other threads' reads are not counted)."""
     reads = ClockReads()
     outer = bool(_WATCHES)
     _WATCHES.append(reads)
