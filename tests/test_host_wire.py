@@ -397,3 +397,20 @@ def test_reconnect_keeps_what_the_client_negotiated(host: RunningHost) -> None:
             assert drafts[0]["action"]["draft"]["attachments"] == [col]
 
     run(go)
+
+
+def test_060_peer_gets_060_root_notifications(host: RunningHost) -> None:
+    async def go() -> None:
+        async with await _client(host.url, "new") as new, await _client(host.url, "old", versions=("0.6.0",)) as old:
+            await new.create_session(S, DIRS)
+            seq = await new.dispatch(S, {"type": "session/workingDirectorySet", "directory": "file:///c"})
+            await new.settle()
+            assert "rejectionReason" not in new.echo_of(seq)
+            await old.settle()
+            root = [n["params"] for n in old.notes if n["method"].startswith("root/session")]
+            assert root and all("workingDirectories" not in str(p) for p in root)
+            assert root[0]["summary"]["workingDirectory"] == "file:///a"
+            assert [p["changes"].get("workingDirectory") for p in root[1:]] == ["file:///a"]
+            assert any(n["params"]["changes"].get("workingDirectories") == [*DIRS, "file:///c"] for n in new.notes if n["method"] == "root/sessionSummaryChanged")
+
+    run(go)

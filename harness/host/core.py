@@ -262,8 +262,10 @@ class Host:
     def project_payload(self, value: JSON, conn: Connection) -> JSON:
         if conn.version_tuple < proj.V070 and isinstance(value, dict):
             params = value.get("params")
-            if isinstance(params, dict) and isinstance(params.get("summary"), dict):
-                value = {**value, "params": {**params, "summary": proj.session_for_version(params["summary"], conn.version_tuple)}}
+            for key in ("summary", "changes"):  # root/sessionAdded, root/sessionSummaryChanged
+                if isinstance(params, dict) and isinstance(params.get(key), dict):
+                    params = {**params, key: proj.session_for_version(params[key], conn.version_tuple)}
+                    value = {**value, "params": params}
         if self.collections_seen and not conn.collections:
             value = proj.flatten_collections(value, self.defects)
         if self.defects.has("empty-subset-dropped"):

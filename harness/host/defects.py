@@ -21,10 +21,12 @@ class Defect:
     description: str
     invariants: tuple[str, ...]
     rule: str
+    #: What a client must set up for the defect to show (host options, peers); empty = nothing.
+    needs: str = ""
 
 
-def _d(name: str, description: str, invariants: str, rule: str) -> Defect:
-    return Defect(name, description, tuple(invariants.split()), rule)
+def _d(name: str, description: str, invariants: str, rule: str, needs: str = "") -> Defect:
+    return Defect(name, description, tuple(invariants.split()), rule, needs)
 
 
 #: Every injectable defect, by name (insertion order is the documented order).
@@ -54,30 +56,35 @@ DEFECTS: dict[str, Defect] = {
             "a chat's workingDirectories [] is sent as absent on the wire (omitempty)",
             "INV-033",
             "absent (inherit all) and [] (no access) must stay distinct on the wire",
+            needs="createChat or chat/workingDirectoryRemoved leaving workingDirectories: []",
         ),
         _d(
             "primary-removable",
             "session/workingDirectoryRemoved of the immutable primary (index 0) is accepted",
             "INV-032",
             "immutablePrimary: index 0 never changes for the session's lifetime",
+            needs="host option immutable_primary=True (CLI --immutable-primary)",
         ),
         _d(
             "nested-collection-accepted",
             "a nested or empty collection attachment is accepted instead of rejected",
             "INV-037",
             "collections are one level deep and non-empty; such a message is rejected",
+            needs="a connection declaring capabilities.attachmentCollections",
         ),
         _d(
             "collection-flatten-reordered",
             "collections are flattened for non-negotiating peers with members in reverse order",
             "INV-036 INV-040",
             "flattening preserves member order",
+            needs="two connections on one chat: one declaring capabilities.attachmentCollections, one not",
         ),
         _d(
             "collection-meta-merged",
             "flattening for non-negotiating peers merges the collection's _meta into each member",
             "INV-038 INV-040",
             "collection and member _meta are preserved without merging",
+            needs="two connections on one chat: one declaring capabilities.attachmentCollections, one not",
         ),
         _d(
             "rejected-still-applied",
@@ -90,6 +97,7 @@ DEFECTS: dict[str, Defect] = {
             "every fifth envelope reuses the previous serverSeq",
             "INV-041",
             "serverSeq strictly increases across all channels",
+            needs="at least five envelopes",
         ),
         _d(
             "echo-drops-origin",
@@ -108,6 +116,7 @@ DEFECTS: dict[str, Defect] = {
             "reconnect replay leaves out the first envelope above lastSeenServerSeq",
             "INV-041 INV-042",
             "replay returns exactly the envelopes with serverSeq > lastSeenServerSeq",
+            needs="a reconnect with lastSeenServerSeq below the latest envelope of a subscribed channel",
         ),
         _d(
             "crash-on-invalid-json",
@@ -120,6 +129,7 @@ DEFECTS: dict[str, Defect] = {
             "a chat attachment without endTurn is accepted without pinning the latest completed turn",
             "",
             "MessageChatAttachment: without endTurn the host MUST resolve and pin the latest completed turn",
+            needs="a chat with a completed turn, attached (without endTurn) in another chat's message",
         ),
         _d(
             "server-only-accepted",
@@ -132,6 +142,7 @@ DEFECTS: dict[str, Defect] = {
             "0.7.0 action types (workingDirectory*) are sent to connections that negotiated 0.6.0",
             "INV-046",
             "a host never sends an action type newer than the negotiated version",
+            needs="a connection that negotiated 0.6.0 subscribed to a session where a 0.7.0 peer changes directories",
         ),
         _d(
             "summary-not-synced",

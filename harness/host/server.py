@@ -32,6 +32,9 @@ from .core import (
 )
 
 LOOPBACK = "127.0.0.1"
+#: Frames queued for one connection before the host gives up on it (close 1008).
+MAX_PENDING_FRAMES = 100_000
+CLOSE_POLICY = 1008
 T = TypeVar("T")
 
 _ws_log = logging.getLogger("harness.host.websocket")
@@ -96,7 +99,16 @@ async def serve_host(config: HostConfig | None = None, *, port: int = 0) -> Host
 
     async def handler(ws: ServerConnection) -> None:
         queue: asyncio.Queue[str | _Close] = asyncio.Queue()
-        conn = host.connect(queue.put_nowait, lambda code, reason: queue.put_nowait(_Close(code, reason)))
+
+        def deliver(text: str) -> None:
+            if queue.qsize() < MAX_PENDING_FRAMES:
+                queue.put_nowait(text)
+            elif not slow.is_set():  # a client that never reads must not grow the host's memory
+                slow.set()
+                queue.put_nowait(_Close(CLOSE_POLICY, "too many unread frames"))
+
+        slow = asyncio.Event()
+        conn = host.connect(deliver, lambda code, reason: queue.put_nowait(_Close(code, reason)))
         writer = asyncio.create_task(_write(ws, queue))
         try:
             async for frame in ws:
