@@ -240,8 +240,33 @@ class Workspace:
 # --- one fuzz campaign (runs in a fresh process: `--fuzz-one`) ---------------------------------
 
 
-def fuzz_one(spec: str, budget_s: float, seed: int) -> dict[str, Any]:
+#: The checks added by issue 8 (part B). `--baseline` re-fuzzes the mutants they killed with
+#: their reports dropped, giving the score of the catalogue as it was before them.
+NEW_CHECKS: frozenset[str] = frozenset(
+    {
+        "INV-002.clock", "INV-002.wallclock", "INV-007", "INV-007.published", "INV-020.active",
+        "INV-020.active-probe", "INV-022.reducer", "INV-022.probe", "INV-051.probe",
+        "INV-015.strict-probe",
+    }
+)
+
+
+def _without(excluded: frozenset[str]) -> None:
+    """In this (worker) process, drop the reports of `excluded` checks from every step."""
+    import harness.engine.stepper as stepper
+
+    original = stepper.check_step
+
+    def filtered(*args: Any, **kwargs: Any) -> Any:
+        return [v for v in original(*args, **kwargs) if v.invariant not in excluded]
+
+    stepper.check_step = filtered  # type: ignore[assignment]
+
+
+def fuzz_one(spec: str, budget_s: float, seed: int, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Fuzz one served target until its first finding or the budget; report when it was caught."""
+    if exclude:
+        _without(exclude)
     from harness.engine.campaign import RunConfig, run_campaign
     from harness.engine.events import Event, EventBus, Shrinking
     from harness.reference import Profile
@@ -285,8 +310,12 @@ def fuzz_one(spec: str, budget_s: float, seed: int) -> dict[str, Any]:
     }
 
 
-def _run_fuzz_subprocess(spec: str, budget_s: float, seed: int) -> dict[str, Any]:
+def _run_fuzz_subprocess(
+    spec: str, budget_s: float, seed: int, exclude: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--fuzz-one", spec, "--budget", f"{budget_s:g}s", "--seed", str(seed)]
+    if exclude:
+        cmd += ["--exclude", ",".join(sorted(exclude))]
     proc = subprocess.run(
         cmd, capture_output=True, text=True, timeout=budget_s + 180, cwd=ROOT, check=False,
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
@@ -326,9 +355,29 @@ def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
     return out
 
 
+def _baseline_of(
+    out: Outcome, m: Mutant, *, ws_pool: list[Workspace], budget_s: float, seed: int
+) -> dict[str, Any]:
+    """The verdict without this issue's checks: unchanged unless one of them made the kill."""
+    if out.verdict != "killed" or out.invariant not in NEW_CHECKS:
+        return {"verdict": out.verdict, "detect_s": out.detect_s, "invariant": out.invariant}
+    ws = ws_pool.pop()
+    try:
+        ws.apply(m)
+        got = _run_fuzz_subprocess(ws.adapter_spec(), budget_s, seed, NEW_CHECKS)
+    finally:
+        ws.restore(m)
+        ws_pool.append(ws)
+    if "error" in got:
+        return {"verdict": "error", "message": got["error"]}
+    if got.get("found"):
+        return {"verdict": "killed", "detect_s": got["detect_s"], "invariant": got["invariant"]}
+    return {"verdict": "survived"}
+
+
 def measure(
     chosen: list[Mutant], *, budget_s: float, seed: int, jobs: int, spec_dir: str | None,
-    equivalent: dict[str, str], progress: bool = True,
+    equivalent: dict[str, str], progress: bool = True, baseline: bool = False,
 ) -> list[Outcome]:
     with tempfile.TemporaryDirectory(prefix="ahp-mutation-") as tmp:
         spaces = [Workspace(Path(tmp) / f"w{i}") for i in range(jobs)]
@@ -356,14 +405,25 @@ def measure(
                 out = Outcome(m.id, "equivalent", fixtures_kill=fx, reason=equivalent[m.id], diff=diff)
             else:
                 out = Outcome(m.id, "survived", fixtures_kill=fx, diff=diff)
+            if baseline:
+                out.extra["baseline"] = _baseline_of(out, m, ws_pool=free, budget_s=budget_s, seed=seed)
             if progress:
                 print(f"  {out.verdict:<10} {m.id}  {out.invariant or ''} "
-                      f"{'' if out.detect_s is None else f'{out.detect_s:.1f}s'}", file=sys.stderr, flush=True)
+                      f"{'' if out.detect_s is None else f'{out.detect_s:.1f}s'}"
+                      + (f"  baseline: {out.extra['baseline']['verdict']}" if baseline else ""),
+                      file=sys.stderr, flush=True)
             return out
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             results = list(pool.map(one, chosen))
     return results
+
+
+def _as_baseline(r: Outcome) -> Outcome:
+    b = r.extra.get("baseline") or {}
+    return Outcome(
+        r.mutant, b.get("verdict", r.verdict), b.get("detect_s"), b.get("invariant"), None, r.fixtures_kill
+    )
 
 
 def summarize(results: list[Outcome]) -> dict[str, Any]:
@@ -398,6 +458,16 @@ def render(results: list[Outcome], s: dict[str, Any], command: str) -> str:
         f"fixtures alone killed {s['fixturesKilled']}; either {s['eitherKilled']} "
         f"(fuzzer only {s['fuzzerOnly']}, fixtures only {s['fixturesOnly']})",
         f"- time to detect: median {s['detectMedianS']} s, max {s['detectMaxS']} s",
+    ]
+    b = s.get("baseline")
+    if b:
+        bp = f"{100 * b['fuzzerScore']:.1f}%" if b["fuzzerScore"] is not None else "n/a"
+        lines.append(
+            f"- baseline in the same run (catalogue without this issue's checks): fuzzer killed "
+            f"{b['fuzzerKilled']} of {b['nonEquivalent']} ({bp}); either with fixtures "
+            f"{b['eitherKilled']}; detect median {b['detectMedianS']} s, max {b['detectMaxS']} s"
+        )
+    lines += [
         "",
         "| mutant | verdict | detect (s) | invariant | fixtures kill | note |",
         "|---|---|---|---|---|---|",
@@ -437,7 +507,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-fixtures", action="store_true", help="skip the fixture column")
     p.add_argument("--list", action="store_true", help="only enumerate (and sample); print JSON")
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "mutation.json"))
+    p.add_argument("--baseline", action="store_true",
+                   help="also score the catalogue without this issue's checks (NEW_CHECKS): "
+                   "the mutants they killed are fuzzed again with their reports dropped")
     p.add_argument("--fuzz-one", metavar="TARGET", help=argparse.SUPPRESS)
+    p.add_argument("--exclude", default="", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     try:
         budget = _duration(args.budget)
@@ -446,7 +520,8 @@ def main(argv: list[str] | None = None) -> int:
     if budget <= 0 or args.jobs < 1 or args.sample < 1:
         p.error("--budget, --jobs and --sample must be positive")
     if args.fuzz_one:
-        print(json.dumps(fuzz_one(args.fuzz_one, budget, args.seed)))
+        excluded = frozenset(x for x in args.exclude.split(",") if x)
+        print(json.dumps(fuzz_one(args.fuzz_one, budget, args.seed, excluded)))
         return 0
     spec_dir = None if args.no_fixtures else args.spec
     if spec_dir is not None and not Path(spec_dir).is_dir():
@@ -463,8 +538,10 @@ def main(argv: list[str] | None = None) -> int:
           f"compile), {budget:g} s each, {args.jobs} in parallel", file=sys.stderr)
     t0 = time.monotonic()
     results = measure(chosen, budget_s=budget, seed=args.seed, jobs=args.jobs, spec_dir=spec_dir,
-                      equivalent=equivalent)
+                      equivalent=equivalent, baseline=args.baseline)
     s = summarize(results)
+    if args.baseline:
+        s["baseline"] = summarize([_as_baseline(r) for r in results])
     command = "python bench/bench_mutation.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
