@@ -113,6 +113,14 @@ def version_leak(ok: bool) -> LiveObservation:
     return obs(c)
 
 
+def version_leak_in_snapshot(ok: bool) -> LiveObservation:
+    c = client(version="0.6.0", collections=False, offered=["0.6.0"])
+    entry = summary() if ok else summary(workingDirectories=[])
+    o = obs(c)
+    o.fresh = {profile_key("0.6.0", False): {S: Snapshot(S, 3, session_state(chats=[entry]))}}
+    return o
+
+
 def echo_without_clientseq(ok: bool) -> LiveObservation:
     c = client()
     action = {"type": "session/titleChanged", "title": "x"}
@@ -325,7 +333,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-044": [rejection_without_reason, echoed_unknown_channel,
                 must_reject("INV-044", {"type": "chat/turnCancelled", "turnId": "t", "duration": 0})],
     "INV-045": [never_echoed, clients_disagree],
-    "INV-046": [version_leak],
+    "INV-046": [version_leak, version_leak_in_snapshot],
     "INV-047": [echo_without_clientseq, echo_lost_origin, echo_changed],
     "INV-048": [summary_out_of_sync],
     "INV-049": [empty_annotation, must_reject("INV-049", {"type": "annotations/entryRemoved"}, "ahp-session:/s1/annotations")],

@@ -55,6 +55,8 @@ class LiveConfig:
     request_timeout_s: float = 5.0
     skip: frozenset[str] = DEFAULT_SKIP
     max_findings: int | None = None
+    #: Stop as soon as a finding of one of these invariants is recorded (focused runs).
+    stop_on: frozenset[str] = frozenset()
     shrink_budget_s: float = 10.0
     database: Path | None = None
     control: RunControl | None = None
@@ -177,6 +179,9 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
                 break
             if cfg.max_findings is not None and len(summary.findings) >= cfg.max_findings:
                 summary.stopped_because = "max findings"
+                break
+            if any(f.invariant in cfg.stop_on for f in summary.findings):
+                summary.stopped_because = "wanted finding"
                 break
             machine = build_live_machine(cfg, rec, loop, control)
             run_settings = settings(

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from harness.corpus.finding import Finding
+
 from .events import EventBus, FindingFound, Shrinking
 from .live import LiveConfig, run_live_campaign
 
@@ -60,7 +62,7 @@ def focused_spec(defect: str | None, immutable_primary: bool = False) -> str:
 class FocusedResult:
     defect: str | None
     target: str
-    findings: list = field(default_factory=list)  # list[Finding]
+    findings: list[Finding] = field(default_factory=list)
     first_s: float | None = None  # seconds from the start until the first violation was caught
     steps: int = 0
     elapsed_s: float = 0.0
@@ -70,7 +72,7 @@ class FocusedResult:
         return {f.invariant for f in self.findings}
 
 
-def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, max_findings: int = 1,
+def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, max_findings: int = 4,
                 shrink_budget_s: float = 3.0, weights: dict[str, int] | None = None) -> FocusedResult:
     """One bounded live campaign against a fresh embedded host with `defect` (None: clean)."""
     from harness.targets.live import LiveTarget
@@ -83,15 +85,17 @@ def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, ma
     control = RunControl(budget_s)
     result = FocusedResult(defect, spec)
 
+    want = caught_by(defect) if defect else None
+
     def sink(event: object) -> None:
-        if isinstance(event, Shrinking) and result.first_s is None:
+        if isinstance(event, Shrinking) and result.first_s is None and (want is None or event.invariant in want):
             result.first_s = control.elapsed()
         if isinstance(event, FindingFound):
             result.findings.append(event.finding)
 
     try:
         cfg = LiveConfig(url=target.url, target_spec=spec, seed=seed, budget_s=budget_s,
-                         max_findings=max_findings, shrink_budget_s=shrink_budget_s, control=control,
+                         max_findings=max_findings, stop_on=caught_by(defect) if defect else frozenset(), shrink_budget_s=shrink_budget_s, control=control,
                          weights={**{k: 0 for k in _ALL}, **(weights or w)} if (weights or w) else _defaults())
         summary = run_live_campaign(cfg, EventBus(sink))
         result.steps, result.elapsed_s = summary.steps, summary.elapsed_s

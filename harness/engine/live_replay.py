@@ -26,6 +26,8 @@ from .live_run import EventLoopThread, LiveRun
 LIVE_KIND = "live"
 LIVE_TRACE_FORMAT = "ahp-fuzz/live-trace"
 LIVE_TRACE_VERSION = 1
+#: How often `ahp-fuzz replay` re-runs a live finding before calling it not reproduced.
+REPLAY_ATTEMPTS = 3
 #: Frames kept in a finding (the tail of the conversation when it was longer).
 MAX_FRAMES = 2_000
 
@@ -89,8 +91,22 @@ class LiveReplayResult:
 
 
 def replay_live(finding: Finding, url: str, *, loop: EventLoopThread | None = None,
-                request_timeout_s: float = 5.0, keep_run: bool = False) -> LiveReplayResult:
-    """Re-run a live finding's ops against the host at `url`; reproduced when its invariant fires."""
+                request_timeout_s: float = 5.0, keep_run: bool = False, attempts: int = 1) -> LiveReplayResult:
+    """Re-run a live finding's ops against the host at `url`; reproduced when its invariant fires.
+
+    A host's behaviour may depend on its history (a counter, a buffer): `attempts` > 1 re-runs the
+    ops up to that many times, each on fresh connections and sessions, and reports the first
+    reproduction."""
+    result = _replay_once(finding, url, loop, request_timeout_s, keep_run)
+    for _ in range(attempts - 1):
+        if result.reproduced:
+            break
+        result = _replay_once(finding, url, loop, request_timeout_s, keep_run)
+    return result
+
+
+def _replay_once(finding: Finding, url: str, loop: EventLoopThread | None, request_timeout_s: float,
+                 keep_run: bool) -> LiveReplayResult:
     run = LiveRun(url, loop=loop, request_timeout_s=request_timeout_s)
     old = (finding.extra.get("live") or {}).get("token")
     ops = _retoken([s.action for s in finding.steps], old, run.token)
@@ -169,7 +185,7 @@ def _deletions(f: Finding) -> Iterator[Finding]:
 def replay_on_target(finding: Finding, target: Any, *, request_timeout_s: float = 5.0) -> LiveReplayResult:
     """Replay against a live target (`harness.targets.live.LiveTarget`): its host is started
     when the spelling says so (host:embedded, host-cmd:)."""
-    return replay_live(finding, target.url, request_timeout_s=request_timeout_s)
+    return replay_live(finding, target.url, request_timeout_s=request_timeout_s, attempts=REPLAY_ATTEMPTS)
 
 
 def result_lines(result: LiveReplayResult, finding: Finding, target: str) -> list[str]:
