@@ -28,6 +28,7 @@ class RunControl:
         self.reason: str | None = None
         self._shield = 0
         self._pending = False
+        self._held = False
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -60,6 +61,12 @@ class RunControl:
             return
         raise RunStopped(reason)
 
+    def hold(self) -> None:
+        """From now on a stop request is only recorded, never raised: the run is finishing
+        (writing its last report) and must not be cut short."""
+        self._shield += 1
+        self._held = True
+
     @contextmanager
     def shielded(self) -> Iterator[None]:
         """A block a signal must not cut in half; a stop requested meanwhile is raised after it."""
@@ -68,7 +75,7 @@ class RunControl:
             yield
         finally:
             self._shield -= 1
-        if not self._shield and self._pending:
+        if not self._shield and self._pending and not self._held:
             self._pending = False
             assert self.reason is not None
             raise RunStopped(self.reason)
