@@ -414,3 +414,19 @@ def test_060_peer_gets_060_root_notifications(host: RunningHost) -> None:
             assert any(n["params"]["changes"].get("workingDirectories") == [*DIRS, "file:///c"] for n in new.notes if n["method"] == "root/sessionSummaryChanged")
 
     run(go)
+
+
+def test_060_peer_never_sees_chat_subsets_even_without_session_directories(host: RunningHost) -> None:
+    async def go() -> None:
+        async with await _client(host.url, "new") as new, await _client(host.url, "old", versions=("0.6.0",)) as old:
+            await new.call("createSession", {"channel": S})
+            await old.subscribe(S)
+            await new.call("createChat", {"channel": S, "chat": "ahp-chat:/sub", "workingDirectories": []})
+            await new.dispatch(S, {"type": "session/titleChanged", "title": "x"})
+            await old.settle()
+            snap = await old.subscribe(S)
+            assert "workingDirectories" not in json.dumps(snap) and "workingDirectory" not in snap["state"]
+            assert all("workingDirectories" not in json.dumps(e) for e in old.envelopes())
+            assert (await new.subscribe(S))["state"]["chats"][-1]["workingDirectories"] == []
+
+    run(go)

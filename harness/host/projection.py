@@ -82,15 +82,17 @@ def contains_collection(value: JSON) -> bool:
 
 
 def session_for_version(state: dict[str, Any], version: Version) -> dict[str, Any]:
-    """A session state or summary in the shape of `version` (0.6.0: singular workingDirectory)."""
-    if version >= V070 or "workingDirectories" not in state:
+    """A session state or summary in the shape of `version` (0.6.0: singular workingDirectory,
+    no chat subsets in the catalog — whether or not the session itself has directories)."""
+    if version >= V070:
         return state
     out = {k: v for k, v in state.items() if k != "workingDirectories"}
-    dirs = state["workingDirectories"]
+    dirs = state.get("workingDirectories")
     if dirs:
         out["workingDirectory"] = dirs[0]
-    if "chats" in out:
-        out["chats"] = [{k: v for k, v in c.items() if k != "workingDirectories"} for c in out["chats"]]
+    chats = state.get("chats")
+    if isinstance(chats, list):
+        out["chats"] = [chat_for_version(c, version) if isinstance(c, dict) else c for c in chats]
     return out
 
 
