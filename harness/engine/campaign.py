@@ -38,8 +38,6 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from harness.corpus.baseline import Baseline
-from harness.corpus.cause import finding_cause
 from harness.corpus.finding import Finding
 from harness.engine.replay import replay
 from harness.errors import RunStopped
@@ -49,7 +47,6 @@ from harness.reference import Model, Profile
 from harness.spec.versions import KINDS
 from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
-from .arms import Bandit, arms_for, lanes_for
 from .control import RunControl
 from .events import (
     Event,
@@ -62,7 +59,6 @@ from .events import (
     RunStarted,
     Shrinking,
 )
-from .generation import pinned_constants
 from .machine import FindingFailure, MachineConfig, Recorder, build_machine
 from .shrink import TraceShrinker
 from .stepper import TARGET_TIMEOUT
@@ -95,14 +91,6 @@ class RunConfig:
     #: passes its own, started before the target, so that the signal handlers can reach it.
     control: RunControl | None = None
     heartbeat_s: float = 2.0  # a Progress event at least this often, whatever the target does
-    #: Profiles to exercise (engine/arms.py); None: every profile the target supports
-    #: (the reference model: 0.7.0, 0.7.0-main, 0.8.0), `profile` first.
-    profiles: tuple[Profile, ...] | None = None
-    #: A full payload validator (the spec dir's `ActionSchema.problem`); the model's own
-    #: required-field table applies either way.
-    schema: Callable[[Any], str | None] | None = None
-    baseline: Baseline | None = None  # the target's accepted differences (docs/baselines.md)
-    cause_cap: int = 1  # findings reported per root-cause signature (harness.corpus.cause)
 
 
 @dataclass
@@ -131,7 +119,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
     control = config.control or RunControl(config.budget_s)
     if hasattr(config.target, "run_limit"):
         config.target.run_limit = control  # an adapter never waits past the deadline
-    model = Model(config.profile, check_payloads=True, schema=config.schema)
+    model = Model(config.profile)
     summary = RunSummary()
     seen_known: set[tuple[str, str]] = set()
 
@@ -156,7 +144,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
             inv = REGISTRY.get(v.invariant)
             emit(KnownSeen(v.invariant, kind, v.message, inv.known_issue if inv else None, True))
 
-    recorder = Recorder(on_known=on_known, on_step=config.step_hook, cause_cap=config.cause_cap)
+    recorder = Recorder(on_known=on_known, on_step=config.step_hook)
     guarded = _GuardedTarget(config.target)
 
     def progress() -> Progress:
@@ -201,12 +189,6 @@ def _campaign_loop(
     emit: Callable[[Event], None],
 ) -> None:
     active = list(kinds)
-    lanes = lanes_for(
-        guarded, target_is_model=config.target_is_model, profile=config.profile,
-        profiles=config.profiles,
-        make_model=lambda p: model if p == model.profile else Model(p, check_payloads=True, schema=config.schema),
-    )
-    bandit = Bandit(arms_for(kinds, lanes))  # time goes where new coverage still comes from
     while True:
         if control.should_stop():
             assert control.reason is not None
@@ -230,12 +212,8 @@ def _campaign_loop(
                 adversarial_percent=config.adversarial_percent,
                 probe_every=config.probe_every,
                 control=control,
-                baseline=config.baseline,
-                lanes=lanes,
-                arms=bandit.chunk_arms(arms_for(active, lanes)),
             )
         )
-        ran, new_pairs = Counter(recorder.arm_examples), Counter(recorder.arm_new_pairs)
         run_settings = settings(
             max_examples=config.chunk_examples,
             stateful_step_count=config.max_steps,
@@ -251,24 +229,22 @@ def _campaign_loop(
         )
         recorder.failure = None
         try:
-            with pinned_constants():  # the same seed draws the same steps in any process
-                run_state_machine_as_test(
-                    seed(chunk_seed(config.seed, summary.chunks))(machine), settings=run_settings
-                )
+            run_state_machine_as_test(
+                seed(chunk_seed(config.seed, summary.chunks))(machine), settings=run_settings
+            )
         except (FindingFailure, Flaky) as raised:
             # The first failure, not what Hypothesis re-raises after replaying the example once
             # more: a target that hung or crashed need not fail the same way twice (Flaky).
             failure = getattr(recorder, "failure", None) or raised
             if not isinstance(failure, FindingFailure):
                 raise
-            finding = _confirm(failure, config, control, summary.chunks, emit, recorder)
-            recorder.causes[failure.cause] += 1  # one finding per root cause, not per invariant
-            if finding is not None and finding.invariant == TARGET_TIMEOUT and finding.kind in active:
+            finding = _confirm(failure, config, control, summary.chunks, emit)
+            recorder.suppressed.add((finding.invariant, finding.kind))
+            if finding.invariant == TARGET_TIMEOUT and finding.kind in active:
                 active.remove(finding.kind)
                 emit(Notice(f"the target hung on {finding.kind}: not fuzzing {finding.kind} further "
                             "in this run (every later step would wait out its timeout)"))
-            if finding is not None:
-                summary.findings.append(finding)
+            summary.findings.append(finding)
         except _SessionFailed as e:
             if e.kind in active:
                 active.remove(e.kind)
@@ -279,7 +255,6 @@ def _campaign_loop(
             summary.stopped_because = "target unusable"
             emit(Notice(f"the target could not be restarted: {e}"))
             return
-        bandit.update(recorder.arm_examples - ran, recorder.arm_new_pairs - new_pairs)
         summary.chunks += 1
         summary.examples, summary.steps = recorder.examples, recorder.steps
         emit(
@@ -296,23 +271,18 @@ def _confirm(
     control: RunControl,
     chunk: int,
     emit: Callable[[Event], None],
-    recorder: Recorder | None = None,
-) -> Finding | None:
+) -> Finding:
     """Shrink, confirm by one replay, and emit the finding. A stop meanwhile (budget, signal)
     keeps the trace as far as it was shrunk and skips the confirming replay; the finding is
-    emitted all the same, and the stop is raised after that. None: the shrunk trace shows a
-    root cause the run has already reported as often as `cause_cap` allows (a duplicate)."""
+    emitted all the same, and the stop is raised after that."""
     found = _finding_from(failure, config, chunk)
     emit(Shrinking(found.invariant, found.kind, len(found.steps)))
     time_left = control.time_left()
-    lane_target = failure.trace.target or config.target  # the profile lane that found it
     shrinker = TraceShrinker(
-        lane_target,
+        config.target,
         target_is_model=config.target_is_model,
         budget_s=config.shrink_budget_s if time_left is None else min(config.shrink_budget_s, time_left),
         should_stop=control.should_stop,
-        schema=config.schema,
-        baseline=config.baseline,
     )
     finding = shrinker.shrink(found)
     finding.extra["shrink"] = {
@@ -325,22 +295,11 @@ def _confirm(
         finding.extra["confirmed"] = False  # no time left for the confirming replay
     else:
         try:
-            reproduced = replay(
-                finding, lane_target, target_is_model=config.target_is_model,
-                schema=config.schema, baseline=config.baseline,
-            ).reproduced
+            reproduced = replay(finding, config.target, target_is_model=config.target_is_model).reproduced
         except RunStopped:
             finding.extra["confirmed"] = False
     if not reproduced:
         finding.extra["flaky"] = True
-    if recorder is not None:
-        cause = finding_cause(finding)
-        finding.extra["rootCause"] = cause
-        if recorder.causes[cause] >= recorder.cause_cap and cause != failure.cause:
-            recorder.duplicates += 1
-            return None
-        if cause != failure.cause:
-            recorder.causes[cause] += 1
     emit(FindingFound(finding, reproduced))
     return finding
 
@@ -446,7 +405,7 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Fin
         severity=v.severity,
         title=inv.title if inv else v.invariant.replace("-", " ").lower(),
         message=v.message,
-        profile=trace.profile or config.profile.label,
+        profile=config.profile.label,
         target=config.target_spec,
         kind=trace.kind,
         initial=trace.initial,
@@ -456,5 +415,5 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Fin
         observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
         known_issue=inv.known_issue if inv else None,
         seed=config.seed,
-        extra={"chunk": chunk, **trace.extra},
+        extra={"chunk": chunk},
     )
