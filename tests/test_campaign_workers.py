@@ -133,3 +133,40 @@ def test_killed_worker_loses_no_finding_and_is_restarted(tmp_path: Path) -> None
     assert load_finding(finding_file).signature == victim["signature"]
     assert (out / "junit.xml").is_file() and (out / "index.html").is_file()
     assert f"report: {out / 'index.html'}" in stderr
+
+
+@pytest.mark.slow
+def test_shards_merge_and_a_second_run_resumes_from_the_database(tmp_path: Path) -> None:
+    target = _mutant_target("turn_started_keeps_read")
+    db = tmp_path / "db"
+    outs = []
+    for shard in ("1/2", "2/2"):
+        out = tmp_path / f"shard-{shard[0]}"
+        proc = _campaign(out, "--workers", "1", "--kinds", "chat", "--target", target, "--shard", shard,
+                         "--database", str(db), minutes="0.3")
+        _, stderr = proc.communicate(timeout=180)
+        assert proc.returncode == 1, stderr  # the seeded defect is found by each shard
+        outs.append(out)
+    reports = [_report(o) for o in outs]
+    assert all(r is not None and r["campaign"]["shard"] for r in reports)
+    assert any(db.rglob("*")), "the shared example database holds entries after the first runs"
+    merged = tmp_path / "merged"
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "report", "--merge", *map(str, outs), "--out",
+                           str(merged)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    m = _report(merged)
+    assert m is not None
+    sigs = [f["signature"] for f in m["findings"]]
+    assert len(sigs) == len(set(sigs))
+    all_sigs = {f["signature"] for r in reports if r for f in r["findings"]}
+    assert set(sigs) == all_sigs
+    assert m["merge"]["duplicateFindings"] == sum(len(r["findings"]) for r in reports if r) - len(all_sigs)
+    # A third run on the same database replays its examples first (Hypothesis' reuse phase): the
+    # defect is found again at once.
+    out3 = tmp_path / "again"
+    proc = _campaign(out3, "--workers", "1", "--kinds", "chat", "--target", target, "--database", str(db),
+                     minutes="0.3")
+    _, stderr = proc.communicate(timeout=180)
+    again = _report(out3)
+    assert proc.returncode == 1 and again is not None, stderr
+    assert min(f["foundAfterSeconds"] for f in again["findings"]) < 15

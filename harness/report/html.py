@@ -92,6 +92,7 @@ def _finding_html(entry: dict[str, Any], run_dir: Path) -> str:
     before = _state_before_failing_step(finding)
     after = finding.expected if finding.expected is not None else finding.observed
     step_diff = json_diff(before, after, limit=40) if before is not None and isinstance(after, dict) else []
+    step_diff = [line.replace(": expected ", ": before ", 1).replace(", got ", ", after ", 1) for line in step_diff]
     div = (json_diff(finding.expected, finding.observed, limit=40)
            if finding.expected is not None and isinstance(finding.observed, dict | list) else [])
     diff_html = "".join(f"<li><code>{esc(line)}</code></li>" for line in step_diff) or "<li>(no change)</li>"
