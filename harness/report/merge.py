@@ -160,7 +160,7 @@ def merge_runs(run_dirs: list[Path], out: Path, argv: list[str] | None = None) -
             into_c["changed"] += c.get("changed", 0)
     cov_files = [p for d in run_dirs for p in sorted((d / "coverage").glob("*.coverage"))]
     branch = combine(cov_files, out / "coverage" / "merged.coverage") if cov_files else None
-    if branch is None:
+    if branch is None or not branch.get("numBranches"):  # e.g. data files from another machine's paths
         measured = [r["branchCoverage"] for r in reports if r.get("branchCoverage")]
         branch = max(measured, key=lambda b: b.get("percentBranches", 0)) if measured else None
     steps = sum(int(r.get("steps") or 0) for r in reports)
