@@ -5,7 +5,7 @@ Given `--ahp-target`, it adds ordinary pytest items, each marked `fuzz`, with st
 * `ahp-fuzz::conformance[<fixture>]` — every upstream reducer and round-trip fixture of the spec
   directory (`--ahp-spec` / `$AHP_SPEC_DIR`) through the target (`ahp-fuzz conformance --target`);
 * `ahp-fuzz::fuzz[<kind>]` — a seeded, bounded fuzz run per state kind (`--ahp-seed`,
-  `--ahp-chunks`, `--ahp-budget` as a hard ceiling); a failure lists each finding's summary and
+  `--ahp-chunks` × `--ahp-examples` sequences, `--ahp-budget` as a hard ceiling); a failure lists each finding's summary and
   the `ahp-fuzz replay …` command that reproduces it (finding files under `--ahp-out`);
 * `ahp-fuzz::corpus[<file>]` — each finding of the project's own corpus folder (`--ahp-corpus`)
   replayed on the target: a `known` finding must still reproduce, any other must not.
@@ -29,7 +29,8 @@ _OPTIONS = (
     ("--ahp-spec", None, "spec directory for conformance and the schema (default: $AHP_SPEC_DIR)"),
     ("--ahp-profile", None, "profile to model (default: the profile rule, docs/profiles.md)"),
     ("--ahp-budget", "60s", "hard time ceiling per fuzz item (default 60s)"),
-    ("--ahp-chunks", "2", "seeded chunks of 25 sequences per state kind (default 2)"),
+    ("--ahp-chunks", "2", "seeded chunks per state kind (default 2)"),
+    ("--ahp-examples", "25", "sequences per chunk (default 25)"),
     ("--ahp-seed", "0", "run seed (default 0: the same steps every run)"),
     ("--ahp-kinds", None, "comma-separated state kinds to fuzz (default: all seven)"),
     ("--ahp-corpus", None, "a folder of finding files to replay on the target"),
@@ -180,6 +181,7 @@ class AhpItem(pytest.Item):
             seed=int(cfg("ahp_seed")),
             budget_s=parse_duration(cfg("ahp_budget")),
             max_chunks=int(cfg("ahp_chunks")),
+            chunk_examples=int(cfg("ahp_examples")),
             kinds=(self.param,),
             probe_every=1 if run.is_model else 25,
             schema=run.schema(),

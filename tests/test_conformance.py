@@ -5,13 +5,21 @@ Needs $AHP_SPEC_DIR (the 0.7.0 folder); 0.6.0 and `later` are read from beside i
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from harness.conformance import profile_for, run, run_reducer_fixture
 from harness.reference import Model, Profile
 from harness.spec.specdir import SpecDir
+from harness.targets.base import open_target
 
 from .conftest import sibling_spec
+
+MUTANTS = Path(__file__).resolve().parent / "mutants.py"
 
 
 def _failures(results: list) -> list[str]:
@@ -80,3 +88,72 @@ def test_replace_fixtures_from_later(profile: str, expect_pass: set[str]) -> Non
     model = Model(Profile.named(profile))
     results = {fx.name[:3]: run_reducer_fixture(fx, model) for fx in spec.reducer_fixtures()}
     assert {k for k, r in results.items() if r.passed} == expect_pass
+
+
+# -- through a target (ahp-fuzz conformance --target), the profile rule ---------------------------
+
+ADAPTER = f"adapter:{sys.executable} -m harness.targets.reference_adapter"
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_every_fixture_passes_through_the_adapter_served_reference(spec_dir: SpecDir) -> None:
+    profile, _ = profile_for(spec_dir)
+    notes: list[str] = []
+    with open_target(ADAPTER, profile=profile) as target:
+        results = run(spec_dir, profile, target, notes=notes)
+    assert len(results) == 288 and notes == []  # round trips included: the adapter offers them
+    assert _failures(results) == []
+
+
+def test_a_target_without_round_trips_skips_them_with_a_note(spec_dir: SpecDir) -> None:
+    profile, _ = profile_for(spec_dir)
+    notes: list[str] = []
+    with open_target(f"{ADAPTER} --forms simple", profile=profile) as target:
+        target.announcement.pop("roundTrip")  # as an adapter that does not offer the request
+        results = run(spec_dir, profile, target, notes=notes)
+    assert len(results) == 249 and _failures(results) == []
+    assert notes and "39 fixture(s) skipped" in notes[0]
+
+
+def test_a_defective_target_fails_its_fixtures(spec_dir: SpecDir) -> None:
+    r = _cli("conformance", "--target", f"{ADAPTER} --model {MUTANTS}:turn_started_keeps_read")
+    assert r.returncode == 1
+    assert "FAIL reducer:chat" in r.stdout and "$.status" in r.stdout
+
+
+def test_profile_rule_order(spec_dir: SpecDir) -> None:
+    from harness.reference.profile_rule import choose_profile, mismatch
+
+    assert choose_profile("0.6.0", spec=spec_dir).profile == Profile.named("0.6.0")
+    assert choose_profile(None, recorded="0.8.0", spec=spec_dir).source == "finding"
+    assert choose_profile(None, spec=spec_dir).profile == Profile.named("0.7.0-main")
+    checkout = choose_profile(None, target=f"ts:{spec_dir.path}")
+    assert checkout.source == "checkout" and checkout.profile == Profile.named("0.7.0-main")
+    said = choose_profile(None, announcement={"protocolVersion": "0.8.0"})
+    assert said.source == "announcement" and said.profile == Profile.named("0.8.0")
+    assert choose_profile(None).source == "pinned"
+    note = mismatch(choose_profile("0.7.0"), {"profile": "0.8.0"})
+    assert note and "announces profile 0.8.0" in note and "0.7.0" in note
+    assert mismatch(choose_profile("0.7.0"), {"profile": "0.7.0"}) is None
+
+
+def test_run_replay_and_conformance_read_the_profile_the_same_way(spec_dir: SpecDir, tmp_path: Path) -> None:
+    env = {**os.environ, "AHP_SPEC_DIR": str(spec_dir.path)}
+    run_out = _cli("run", "--budget", "1s", "--seed", "1", "--kinds", "terminal", "--out", str(tmp_path / "r"), "--quiet", env=env)
+    assert "profile: 0.7.0-main" in run_out.stderr, run_out.stderr
+    conf = _cli("conformance", "--json", env=env)
+    assert conf.returncode == 0
+    explicit = _cli("conformance", "--profile", "0.7.0", "--json", env=env)
+    assert explicit.returncode == 1  # released 0.7.0 fails the three row-10 fixtures
+    alias = _cli("conformance", "--version", "0.7.0", "--json", env=env)
+    assert alias.returncode == 1 and alias.stdout == explicit.stdout
+    # a target announcing another profile than the run's: said at the start
+    mism = _cli("run", "--budget", "1s", "--seed", "1", "--kinds", "terminal", "--profile", "0.7.0",
+                "--target", f"{ADAPTER} --profile 0.8.0", "--out", str(tmp_path / "m"), "--quiet", env=env)
+    assert "announces profile 0.8.0 but this run models 0.7.0" in mism.stderr, mism.stderr
+    bad = _cli("replay", str(tmp_path / "none.json"), "--profile", "0.7.0", env=env)
+    assert bad.returncode == 2
