@@ -6,9 +6,11 @@ finding *reproduces* when its invariant fires again at some step of the trace.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.corpus.baseline import Baseline
 from harness.corpus.finding import Finding
 from harness.diff import json_diff
 from harness.invariants.base import Violation
@@ -37,8 +39,19 @@ class ReplayResult:
         return f"did not reproduce: {finding.invariant} does not fire{extra}"
 
 
-def replay(finding: Finding, target: Target, *, target_is_model: bool = False) -> ReplayResult:
-    model = Model(Profile.named(finding.profile))
+def replay(
+    finding: Finding,
+    target: Target,
+    *,
+    target_is_model: bool = False,
+    schema: Callable[[Any], str | None] | None = None,
+    baseline: Baseline | None = None,
+    profile: Profile | None = None,
+) -> ReplayResult:
+    """Replay under the finding's profile (or `profile`, the `--profile` override), with the
+    model's payload checks on (and the spec's `schema`, when given) and the target's
+    `baseline` applied, as in the run."""
+    model = Model(profile or Profile.named(finding.profile), check_payloads=True, schema=schema)
     session = target.session(finding.kind, finding.initial)
     stepper = Stepper(
         kind=finding.kind,
@@ -48,6 +61,7 @@ def replay(finding: Finding, target: Target, *, target_is_model: bool = False) -
         target=target,
         target_is_model=target_is_model,
         probe_every=1,
+        baseline=baseline,
     )
     fired: list[tuple[int, Violation]] = []
     hit: int | None = None

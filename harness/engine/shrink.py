@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from harness.corpus.baseline import Baseline
 from harness.corpus.finding import Finding, TraceStep
 from harness.engine.replay import ReplayResult, replay
 from harness.errors import RunStopped
@@ -39,7 +40,11 @@ class TraceShrinker:
         budget_s: float = 10.0,
         max_attempts: int = 2_000,
         should_stop: Callable[[], bool] | None = None,
+        schema: Callable[[Any], str | None] | None = None,
+        baseline: Baseline | None = None,
     ):
+        self.schema = schema  # a candidate is replayed with the same payload checks as the run
+        self.baseline = baseline
         self.target = target
         self.target_is_model = target_is_model
         self.budget_s = budget_s
@@ -59,7 +64,10 @@ class TraceShrinker:
     def _check(self, candidate: Finding, malformed_limit: int) -> ReplayResult | None:
         self.attempts += 1
         try:
-            result = replay(candidate, self.target, target_is_model=self.target_is_model)
+            result = replay(
+                candidate, self.target, target_is_model=self.target_is_model,
+                schema=self.schema, baseline=self.baseline,
+            )
         except (ValueError, KeyError, TypeError):
             return None
         if not result.reproduced or result.malformed > malformed_limit:
