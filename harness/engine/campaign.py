@@ -38,6 +38,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
+from harness.corpus.baseline import Baseline
+from harness.corpus.cause import finding_cause
 from harness.corpus.finding import Finding
 from harness.engine.replay import replay
 from harness.errors import RunStopped
@@ -91,6 +93,11 @@ class RunConfig:
     #: passes its own, started before the target, so that the signal handlers can reach it.
     control: RunControl | None = None
     heartbeat_s: float = 2.0  # a Progress event at least this often, whatever the target does
+    #: A full payload validator (the spec dir's `ActionSchema.problem`); the model's own
+    #: required-field table applies either way.
+    schema: Callable[[Any], str | None] | None = None
+    baseline: Baseline | None = None  # the target's accepted differences (docs/baselines.md)
+    cause_cap: int = 1  # findings reported per root-cause signature (harness.corpus.cause)
 
 
 @dataclass
@@ -119,7 +126,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
     control = config.control or RunControl(config.budget_s)
     if hasattr(config.target, "run_limit"):
         config.target.run_limit = control  # an adapter never waits past the deadline
-    model = Model(config.profile)
+    model = Model(config.profile, check_payloads=True, schema=config.schema)
     summary = RunSummary()
     seen_known: set[tuple[str, str]] = set()
 
@@ -144,7 +151,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
             inv = REGISTRY.get(v.invariant)
             emit(KnownSeen(v.invariant, kind, v.message, inv.known_issue if inv else None, True))
 
-    recorder = Recorder(on_known=on_known, on_step=config.step_hook)
+    recorder = Recorder(on_known=on_known, on_step=config.step_hook, cause_cap=config.cause_cap)
     guarded = _GuardedTarget(config.target)
 
     def progress() -> Progress:
@@ -212,6 +219,7 @@ def _campaign_loop(
                 adversarial_percent=config.adversarial_percent,
                 probe_every=config.probe_every,
                 control=control,
+                baseline=config.baseline,
             )
         )
         run_settings = settings(
@@ -238,13 +246,14 @@ def _campaign_loop(
             failure = getattr(recorder, "failure", None) or raised
             if not isinstance(failure, FindingFailure):
                 raise
-            finding = _confirm(failure, config, control, summary.chunks, emit)
-            recorder.suppressed.add((finding.invariant, finding.kind))
-            if finding.invariant == TARGET_TIMEOUT and finding.kind in active:
+            finding = _confirm(failure, config, control, summary.chunks, emit, recorder)
+            recorder.causes[failure.cause] += 1  # one finding per root cause, not per invariant
+            if finding is not None and finding.invariant == TARGET_TIMEOUT and finding.kind in active:
                 active.remove(finding.kind)
                 emit(Notice(f"the target hung on {finding.kind}: not fuzzing {finding.kind} further "
                             "in this run (every later step would wait out its timeout)"))
-            summary.findings.append(finding)
+            if finding is not None:
+                summary.findings.append(finding)
         except _SessionFailed as e:
             if e.kind in active:
                 active.remove(e.kind)
@@ -271,10 +280,12 @@ def _confirm(
     control: RunControl,
     chunk: int,
     emit: Callable[[Event], None],
-) -> Finding:
+    recorder: Recorder | None = None,
+) -> Finding | None:
     """Shrink, confirm by one replay, and emit the finding. A stop meanwhile (budget, signal)
     keeps the trace as far as it was shrunk and skips the confirming replay; the finding is
-    emitted all the same, and the stop is raised after that."""
+    emitted all the same, and the stop is raised after that. None: the shrunk trace shows a
+    root cause the run has already reported as often as `cause_cap` allows (a duplicate)."""
     found = _finding_from(failure, config, chunk)
     emit(Shrinking(found.invariant, found.kind, len(found.steps)))
     time_left = control.time_left()
@@ -283,6 +294,8 @@ def _confirm(
         target_is_model=config.target_is_model,
         budget_s=config.shrink_budget_s if time_left is None else min(config.shrink_budget_s, time_left),
         should_stop=control.should_stop,
+        schema=config.schema,
+        baseline=config.baseline,
     )
     finding = shrinker.shrink(found)
     finding.extra["shrink"] = {
@@ -295,11 +308,22 @@ def _confirm(
         finding.extra["confirmed"] = False  # no time left for the confirming replay
     else:
         try:
-            reproduced = replay(finding, config.target, target_is_model=config.target_is_model).reproduced
+            reproduced = replay(
+                finding, config.target, target_is_model=config.target_is_model,
+                schema=config.schema, baseline=config.baseline,
+            ).reproduced
         except RunStopped:
             finding.extra["confirmed"] = False
     if not reproduced:
         finding.extra["flaky"] = True
+    if recorder is not None:
+        cause = finding_cause(finding)
+        finding.extra["rootCause"] = cause
+        if recorder.causes[cause] >= recorder.cause_cap and cause != failure.cause:
+            recorder.duplicates += 1
+            return None
+        if cause != failure.cause:
+            recorder.causes[cause] += 1
     emit(FindingFound(finding, reproduced))
     return finding
 

@@ -17,6 +17,8 @@ from hypothesis import event, target
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
+from harness.corpus.baseline import Baseline
+from harness.corpus.cause import root_cause
 from harness.corpus.finding import TraceStep
 from harness.invariants.base import Violation
 from harness.reference import Model
@@ -37,11 +39,12 @@ class Trace:
 class FindingFailure(AssertionError):
     """A step broke an invariant (or the target failed): Hypothesis shrinks the run that raised it."""
 
-    def __init__(self, violation: Violation, result: StepResult, trace: Trace):
+    def __init__(self, violation: Violation, result: StepResult, trace: Trace, cause: str = ""):
         super().__init__(f"{violation.invariant} [{violation.severity}] {violation.message}")
         self.violation = violation
         self.result = result
         self.trace = trace
+        self.cause = cause  # root-cause signature (harness.corpus.cause)
 
 
 @dataclass
@@ -49,7 +52,11 @@ class Recorder:
     """Shared between the campaign and its machines: the latest trace, counters, known hits."""
 
     on_known: Callable[[Violation, str], None] = lambda v, kind: None
-    suppressed: set[tuple[str, str]] = field(default_factory=set)  # (invariant, kind) already reported
+    suppressed: set[tuple[str, str]] = field(default_factory=set)  # (invariant, kind) not to report
+    #: Findings reported per root-cause signature, and the most a run reports per signature.
+    causes: Counter[str] = field(default_factory=Counter)
+    cause_cap: int = 1
+    duplicates: int = 0  # shrunk findings dropped: their root cause was already reported
     last_trace: Trace | None = None
     examples: int = 0
     steps: int = 0
@@ -77,6 +84,7 @@ class MachineConfig:
     max_delay_ms: int = 5_000
     #: The run's `RunControl` (deadline and stop flag), checked before every step.
     control: RunControl | None = None
+    baseline: Baseline | None = None  # the target's accepted differences
 
 
 def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
@@ -108,6 +116,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 target=config.target,
                 target_is_model=config.target_is_model,
                 probe_every=config.probe_every,
+                baseline=config.baseline,
             )
             self.trace = rec.last_trace = Trace(kind, initial)
             rec.examples += 1
@@ -128,8 +137,12 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                     generation.state_aware_actions(kind, stepper.reference, profile), label="action"
                 )
             self.now_ms += data.draw(st.integers(0, config.max_delay_ms), label="delay_ms")
+            # A schema-invalid action is a probe, whichever lane drew it: the valid lane of a
+            # trace holds only schema-valid steps (DESIGN.md, "Findings must be true").
+            adversarial = adversarial or config.model.payload_problem(kind, action) is not None
             trace.steps.append(TraceStep(action, self.now_ms, probe=adversarial))
             before = stepper.reference
+            target_before = stepper.state
             result = stepper.probe(action, self.now_ms) if adversarial else stepper.step(action, self.now_ms)
             rec.steps += 1
             atype = action.get("type") if isinstance(action, dict) else None
@@ -154,7 +167,11 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                     continue
                 if (v.invariant, kind) in rec.suppressed:
                     continue
-                failure = FindingFailure(v, result, trace)
+                cause = root_cause(v.invariant, kind, action, result.expected, result.observed,
+                                   before=(before, target_before), message=v.message)
+                if rec.causes[cause] >= rec.cause_cap:
+                    continue  # this root cause was reported as often as the run allows
+                failure = FindingFailure(v, result, trace, cause)
                 if rec.failure is None:
                     rec.failure = failure
                 raise failure

@@ -19,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.corpus.baseline import Baseline
+from harness.corpus.cause import message_shape
+from harness.invariants._json import json_equal
 from harness.invariants.base import Step, Violation
 from harness.invariants.registry import check_step
 from harness.reference import MalformedAction, Model, Profile
@@ -66,6 +69,9 @@ class Stepper:
     #: True when the target is the in-process reference model itself (no divergence check).
     target_is_model: bool = False
     probe_every: int = 1
+    #: Accepted differences of this target (docs/baselines.md): normalisations applied to the
+    #: target's state before the checks, and violations reported as `known`.
+    baseline: Baseline | None = None
     steps_taken: int = 0
     reference: State = field(init=False)
 
@@ -79,7 +85,20 @@ class Stepper:
     def _probe_reducer(self) -> Callable[[str, State, State, int], State]:
         if self.target_is_model:
             return self.model.reduce
+        if self.baseline is not None:
+            return self._baselined_reduce
         return self.target.reduce
+
+    def _baselined_reduce(self, kind: str, state: State, action: State, now_ms: int) -> State:
+        """The target's reducer for a probe, its answer normalised by the baseline against the
+        model's answer to the same call (so an accepted quirk does not trip the probes)."""
+        observed = self.target.reduce(kind, state, action, now_ms)
+        try:
+            expected = self.model.reduce(kind, state, action, now_ms)
+        except MalformedAction:
+            return observed
+        assert self.baseline is not None
+        return self.baseline.normalise(expected, observed)
 
     def step(self, action: Any, now_ms: int) -> StepResult:
         self.steps_taken += 1
@@ -97,6 +116,8 @@ class Stepper:
             v = target_failure(e, malformed=False)
             return StepResult([v] if v else [], False, expected, None, str(e))
         assert expected is not None
+        if self.baseline is not None and not self.target_is_model:
+            observed = self.baseline.normalise(expected, observed)
         probes = self.probe_every > 0 and self.steps_taken % self.probe_every == 0
         step = Step(
             kind=self.kind,
@@ -108,8 +129,41 @@ class Stepper:
             reference_after=None if self.target_is_model else expected,
         )
         violations = check_step(step, reducer=self._probe_reducer() if probes else None, probes=probes)
+        if not self.target_is_model and any(v.severity == "known" for v in violations):
+            violations = self._known_only_if_the_model_agrees(violations, action, expected, now_ms)
+        if self.baseline is not None:
+            violations = self.baseline.classify(self.kind, step.type, violations)
         self.state, self.reference = observed, expected
         return StepResult(violations, False, expected, observed)
+
+    def _known_only_if_the_model_agrees(
+        self, violations: list[Violation], action: Any, expected: State, now_ms: int
+    ) -> list[Violation]:
+        """A `known` violation on a target stays known only when the reference model, which
+        reproduces the upstream reducers, shows the same violation on the same step: the same
+        invariant with the same message — or, when the two states already differed before
+        the step, a message of the same shape (`message_shape`: the values may differ then).
+        A target that breaks a known invariant its own way is a new finding (`violation`)."""
+        ids = {v.invariant for v in violations if v.severity == "known"}
+        same: Callable[[str], str] = (
+            _verbatim if json_equal(self.state, self.reference) else message_shape
+        )
+        ref_step = Step(self.kind, self.reference, action, expected, now_ms, self.profile)
+        on_model = {
+            (v.invariant, same(v.message))
+            for v in check_step(ref_step, reducer=self.model.reduce, probes=True, only=ids)
+        }
+        return [
+            v
+            if v.severity != "known" or (v.invariant, same(v.message)) in on_model
+            else Violation(
+                v.invariant,
+                "violation",
+                f"{v.message} (the reference model, which reproduces the known upstream issue, "
+                "does not show this on the same step: the target breaks it its own way)",
+            )
+            for v in violations
+        ]
 
     def probe(self, action: Any, now_ms: int) -> StepResult:
         """An adversarial action, sent statelessly: neither the model's nor the target's state moves.
@@ -121,7 +175,9 @@ class Stepper:
         """
         self.steps_taken += 1
         before = self.state
-        if self.model.handler(self.kind, action) is not None:
+        if self.model.handler(self.kind, action) is not None or not _typed(action):
+            # a known type with a payload of any shape, or no string `type` at all (`{"type":
+            # 42}`): a schema-invalid payload, for which an error reply is an acceptable answer
             return self._probe_malformed(before, action, now_ms)
         if self.target_is_model:
             observed = self.model.reduce(self.kind, before, action, now_ms)
@@ -131,6 +187,8 @@ class Stepper:
             except TargetError as e:
                 v = target_failure(e, malformed=False)
                 return StepResult([v] if v else [], True, None, None, str(e))
+            if self.baseline is not None:
+                observed = self.baseline.normalise(before, observed)  # the model's answer: a no-op
         step = Step(self.kind, before, action, observed, now_ms, self.profile, reference_after=None if self.target_is_model else before)
         return StepResult(check_step(step), True, before, observed)
 
@@ -143,3 +201,12 @@ class Stepper:
             v = target_failure(e, malformed=True)
             return StepResult([v] if v else [], True, None, before, str(e))
         return StepResult([], True, None, before)
+
+
+def _verbatim(message: str) -> str:
+    return message
+
+
+def _typed(action: Any) -> bool:
+    """An object with a string `type` (only such an action can be an unknown-type no-op)."""
+    return isinstance(action, dict) and isinstance(action.get("type"), str)
