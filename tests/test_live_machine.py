@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.live_focus import run_focused
+from harness.engine.live_focus import FocusedResult, run_focused
 from harness.engine.live_replay import LIVE_KIND, finding_from_run, replay_live
 from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun
 from harness.targets.live import LiveTarget
@@ -116,20 +116,15 @@ def test_a_finding_replays_on_its_host_only() -> None:
 
 
 def test_a_seeded_run_of_the_clean_host_is_clean() -> None:
-    # Three clients: a 0.6.0 peer also sees the host's 0.6.0 projection bug (see the xfail below).
-    from harness.engine import live_focus
-
-    result = _clean_run(live_focus, seed=5, budget_s=12)
+    result = _clean_run(seed=5, budget_s=12)
     assert result.steps > 50
     assert result.findings == [], [f"{f.invariant}: {f.message}" for f in result.findings]
 
 
-def _clean_run(live_focus: object, seed: int, budget_s: float) -> object:
+def _clean_run(seed: int, budget_s: float) -> FocusedResult:
     from harness.engine.control import RunControl
     from harness.engine.events import EventBus, FindingFound
     from harness.engine.live import LiveConfig, run_live_campaign
-    from harness.engine.live_focus import FocusedResult
-
     target = LiveTarget("host:embedded")
     result = FocusedResult(None, "host:embedded")
 
@@ -139,7 +134,7 @@ def _clean_run(live_focus: object, seed: int, budget_s: float) -> object:
 
     try:
         summary = run_live_campaign(LiveConfig(target.url, "host:embedded", seed=seed, budget_s=budget_s,
-                                               clients=DEFAULT_CLIENTS[:3], control=RunControl(budget_s),
+                                               control=RunControl(budget_s),
                                                shrink_budget_s=1.0), EventBus(sink))
         result.steps = summary.steps
     finally:
@@ -147,10 +142,9 @@ def _clean_run(live_focus: object, seed: int, budget_s: float) -> object:
     return result
 
 
-@pytest.mark.xfail(strict=True, reason="embedded host bug: a 0.6.0 peer's session snapshot shows chats[].workingDirectories "
-                   "when the session itself has no workingDirectories (harness/host/projection.session_for_version "
-                   "returns early); remove this marker once the host is fixed")
 def test_060_peer_never_sees_chat_subsets(host: LiveTarget) -> None:
+    """Regression: the embedded host once showed a 0.6.0 peer chats[].workingDirectories in a
+    session snapshot when the session had no directories (found by the live machine, INV-046)."""
     run = LiveRun(host.url)
     try:
         for i, spec in enumerate((DEFAULT_CLIENTS[0], DEFAULT_CLIENTS[3])):

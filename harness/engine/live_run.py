@@ -290,6 +290,7 @@ class LiveRun:
         self.full_every = max(1, full_every)
         self._touched: set[str] = set()
         self._since_snap: dict[int, int] = {}
+        self._observers_made = 0
         self.skip = skip
         self.transcript = Transcript()
         self.clients: dict[int, SimClient] = {}
@@ -580,9 +581,13 @@ class LiveRun:
         self._touched |= self._new_channels()
         if self.steps % self.snapshot_every == 0:
             full = self.steps % self.full_every == 0
+            seen = max((e.seq for c in self.clients.values() for e in c.view.envelopes[-1:]
+                        if isinstance(e.seq, int)), default=-1)
             await self._fresh_snapshots(None if full else self._touched)
             self._touched = set()
-            await self._barrier()
+            if any(isinstance(snap.from_seq, int) and snap.from_seq > seen
+                   for snaps in self.obs.fresh.values() for snap in snaps.values()):
+                await self._barrier()  # the host moved on meanwhile: let every client catch up
         else:
             self.obs.fresh = {}  # checks of fresh snapshots wait for the next snapshot step
         found = check_live(self.obs, skip=self.skip)
@@ -621,7 +626,9 @@ class LiveRun:
         obs = self.observers.get(key)
         if obs is not None and obs.ready:
             return obs
-        obs = SimClient(self, -1 - len(self.observers), like.spec, f"fz-{self.token}-observer-{len(self.observers)}")
+        self._observers_made += 1  # before any await: observers of several profiles start concurrently
+        n = self._observers_made
+        obs = SimClient(self, -n, like.spec, f"fz-{self.token}-observer-{n}")
         obs.spec = ClientSpec(like.spec.offer, like.spec.collections, 0)
         try:
             await obs.connect(self.url)
@@ -636,21 +643,24 @@ class LiveRun:
     async def _fresh_snapshots(self, only: set[str] | None) -> None:
         """Fresh snapshots, one observer per client profile, of every watched channel (`only`:
         of those that changed since the last ones; every `full_every` steps, all of them)."""
-        fresh: dict[str, dict[str, Snapshot]] = {}
+        like: dict[str, SimClient] = {}
         for c in self.ready_clients():
             key = profile_key(c.view.version, c.view.collections)
-            if key in fresh or c.view.collections is None:
-                continue
-            wanted = sorted(set().union(*(x.view.subscribed for x in self.ready_clients()
-                                          if profile_key(x.view.version, x.view.collections) == key)))
-            if only is not None:
-                wanted = [ch for ch in wanted if ch in only]
-            obs = await self._observer(key, c)
-            if obs is None or obs.conn is None:
-                continue
-            answers = await asyncio.gather(*(self._snapshot(obs, ch) for ch in wanted))
-            fresh[key] = {snap.channel: snap for snap in answers if snap is not None}
-        self.obs.fresh = fresh
+            if c.view.collections is not None:
+                like.setdefault(key, c)
+        results = await asyncio.gather(*(self._profile_snapshots(key, c, only) for key, c in like.items()))
+        self.obs.fresh = {key: snaps for key, snaps in zip(like, results, strict=True) if snaps is not None}
+
+    async def _profile_snapshots(self, key: str, like: SimClient, only: set[str] | None) -> dict[str, Snapshot] | None:
+        wanted = sorted(set().union(*(x.view.subscribed for x in self.ready_clients()
+                                      if profile_key(x.view.version, x.view.collections) == key)))
+        if only is not None:
+            wanted = [ch for ch in wanted if ch in only]
+        obs = await self._observer(key, like)
+        if obs is None or obs.conn is None:
+            return None
+        answers = await asyncio.gather(*(self._snapshot(obs, ch) for ch in wanted))
+        return {snap.channel: snap for snap in answers if snap is not None}
 
     async def _snapshot(self, obs: SimClient, ch: str) -> Snapshot | None:
         assert obs.conn is not None
