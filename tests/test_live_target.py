@@ -153,3 +153,40 @@ def test_one_connection_against_the_embedded_host() -> None:
     directions = [f["d"] for f in transcript.frames]
     assert directions[0] == ">" and "<" in directions
     assert any(isinstance(f["m"], str) for f in transcript.frames)  # the garbage frame is recorded verbatim
+
+
+@pytest.mark.live
+def test_a_host_that_never_answers_is_a_timeout_finding_not_a_hang() -> None:
+    import threading
+
+    from websockets.asyncio.server import serve
+
+    from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun
+
+    ready = threading.Event()
+    port: list[int] = []
+    loop = asyncio.new_event_loop()
+
+    async def silent(ws: object) -> None:
+        async for _ in ws:  # type: ignore[attr-defined]
+            pass  # reads every frame, answers none
+
+    async def main() -> None:
+        async with serve(silent, "127.0.0.1", 0) as server:
+            port.append(next(iter(server.sockets)).getsockname()[1])
+            ready.set()
+            await asyncio.Future()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
+    thread.start()
+    assert ready.wait(5)
+    run = LiveRun(f"ws://127.0.0.1:{port[0]}/", request_timeout_s=0.5)
+    try:
+        t0 = time.monotonic()
+        found = run.apply(DEFAULT_CLIENTS[0].op(0))
+        assert [v.invariant for v in found] == ["TARGET-TIMEOUT"]
+        assert "no answer to initialize within 0.5s" in found[0].message
+        assert time.monotonic() - t0 < 10
+    finally:
+        run.close()
+        loop.call_soon_threadsafe(loop.stop)

@@ -215,7 +215,7 @@ class SimClient:
         if self.spec.collections:
             params["capabilities"] = {"attachmentCollections": {}}
         try:
-            res = await self.conn.request("initialize", params, self.run.request_timeout_s)
+            res = await self.request("initialize", params)
         except RpcError:
             self.view.version = None  # e.g. -32005: the host does not speak this offer
             return
