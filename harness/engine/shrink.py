@@ -4,7 +4,7 @@ Hypothesis finds the failure (generation, coverage events, targeting); this modu
 small. It works on the recorded JSON trace, so it behaves the same on every target and costs
 only replays (no strategy construction), and it is bounded by a time budget and an attempt cap,
 so a long run never stalls in a shrink. A candidate is kept when the finding's invariant still
-fires and no more steps are malformed than before.
+fires, no more steps are malformed than before, and no valid-lane step is schema-invalid.
 
 Passes, repeated until none makes progress:
 1. drop everything after the failing step;
@@ -27,6 +27,7 @@ from harness.corpus.baseline import Baseline
 from harness.corpus.finding import Finding, TraceStep
 from harness.engine.replay import ReplayResult, replay
 from harness.errors import RunStopped
+from harness.reference import Model, Profile
 from harness.spec.shapes import ACTIVE_TURN_REQUIRED, STATE_REQUIRED, TURN_REQUIRED
 from harness.targets.base import Target
 
@@ -44,6 +45,7 @@ class TraceShrinker:
         baseline: Baseline | None = None,
     ):
         self.schema = schema  # a candidate is replayed with the same payload checks as the run
+        self._models: dict[str, Model] = {}
         self.baseline = baseline
         self.target = target
         self.target_is_model = target_is_model
@@ -63,6 +65,8 @@ class TraceShrinker:
 
     def _check(self, candidate: Finding, malformed_limit: int) -> ReplayResult | None:
         self.attempts += 1
+        if self._schema_invalid(candidate):
+            return None  # the valid lane stays schema-valid, before and after shrinking
         try:
             result = replay(
                 candidate, self.target, target_is_model=self.target_is_model,
@@ -73,6 +77,19 @@ class TraceShrinker:
         if not result.reproduced or result.malformed > malformed_limit:
             return None
         return result
+
+    def _schema_invalid(self, candidate: Finding) -> bool:
+        """A valid-lane step of `candidate` whose payload the model (with the run's schema)
+        refuses: the candidate is rejected without a replay."""
+        model = self._models.get(candidate.profile)
+        if model is None:
+            model = self._models[candidate.profile] = Model(
+                Profile.named(candidate.profile), check_payloads=True, schema=self.schema
+            )
+        return any(
+            not s.probe and model.payload_problem(candidate.kind, s.action) is not None
+            for s in candidate.steps
+        )
 
     def shrink(self, finding: Finding) -> Finding:
         """The smallest trace found within the budget. The run ending meanwhile (`RunStopped`:
