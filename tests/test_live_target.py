@@ -171,11 +171,14 @@ def test_a_host_that_never_answers_is_a_timeout_finding_not_a_hang() -> None:
         async for _ in ws:  # type: ignore[attr-defined]
             pass  # reads every frame, answers none
 
+    stop: list[asyncio.Future[None]] = []
+
     async def main() -> None:
         async with serve(silent, "127.0.0.1", 0) as server:
             port.append(next(iter(server.sockets)).getsockname()[1])
+            stop.append(loop.create_future())
             ready.set()
-            await asyncio.Future()
+            await stop[0]
 
     thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
     thread.start()
@@ -189,4 +192,5 @@ def test_a_host_that_never_answers_is_a_timeout_finding_not_a_hang() -> None:
         assert time.monotonic() - t0 < 10
     finally:
         run.close()
-        loop.call_soon_threadsafe(loop.stop)
+        loop.call_soon_threadsafe(stop[0].set_result, None)
+        thread.join(5)
