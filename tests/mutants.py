@@ -248,11 +248,6 @@ MUTANTS: dict[str, tuple[str, str, str]] = {
     "replace_moves_primary": ("session", "0.8.0", "replace moves an earlier duplicate (moves index 0)"),
 }
 
-#: Defects the generators reach too rarely to find within the CI budget today (measured with
-#: seed 1: not found in 60 s, or found only after ~40 s). They run in the slow tier with a
-#: longer budget; each is a generator weakness to fix, not a blind spot to hide.
-HARD: frozenset[str] = frozenset({"reorder_drops_unnamed", "confirm_from_any_status", "replace_moves_primary"})
-
 
 # -- typed clients: a systemic encode quirk, alone and with two behavioural defects -----------
 

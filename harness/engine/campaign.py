@@ -49,6 +49,7 @@ from harness.reference import Model, Profile
 from harness.spec.versions import KINDS
 from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
+from .arms import Bandit, arms_for, lanes_for
 from .control import RunControl
 from .events import (
     Event,
@@ -61,6 +62,7 @@ from .events import (
     RunStarted,
     Shrinking,
 )
+from .generation import pinned_constants
 from .machine import FindingFailure, MachineConfig, Recorder, build_machine
 from .shrink import TraceShrinker
 from .stepper import TARGET_TIMEOUT
@@ -93,6 +95,9 @@ class RunConfig:
     #: passes its own, started before the target, so that the signal handlers can reach it.
     control: RunControl | None = None
     heartbeat_s: float = 2.0  # a Progress event at least this often, whatever the target does
+    #: Profiles to exercise (engine/arms.py); None: every profile the target supports
+    #: (the reference model: 0.7.0, 0.7.0-main, 0.8.0), `profile` first.
+    profiles: tuple[Profile, ...] | None = None
     #: A full payload validator (the spec dir's `ActionSchema.problem`); the model's own
     #: required-field table applies either way.
     schema: Callable[[Any], str | None] | None = None
@@ -196,6 +201,12 @@ def _campaign_loop(
     emit: Callable[[Event], None],
 ) -> None:
     active = list(kinds)
+    lanes = lanes_for(
+        guarded, target_is_model=config.target_is_model, profile=config.profile,
+        profiles=config.profiles,
+        make_model=lambda p: model if p == model.profile else Model(p, check_payloads=True, schema=config.schema),
+    )
+    bandit = Bandit(arms_for(kinds, lanes))  # time goes where new coverage still comes from
     while True:
         if control.should_stop():
             assert control.reason is not None
@@ -220,8 +231,11 @@ def _campaign_loop(
                 probe_every=config.probe_every,
                 control=control,
                 baseline=config.baseline,
+                lanes=lanes,
+                arms=bandit.chunk_arms(arms_for(active, lanes)),
             )
         )
+        ran, new_pairs = Counter(recorder.arm_examples), Counter(recorder.arm_new_pairs)
         run_settings = settings(
             max_examples=config.chunk_examples,
             stateful_step_count=config.max_steps,
@@ -237,9 +251,10 @@ def _campaign_loop(
         )
         recorder.failure = None
         try:
-            run_state_machine_as_test(
-                seed(chunk_seed(config.seed, summary.chunks))(machine), settings=run_settings
-            )
+            with pinned_constants():  # the same seed draws the same steps in any process
+                run_state_machine_as_test(
+                    seed(chunk_seed(config.seed, summary.chunks))(machine), settings=run_settings
+                )
         except (FindingFailure, Flaky) as raised:
             # The first failure, not what Hypothesis re-raises after replaying the example once
             # more: a target that hung or crashed need not fail the same way twice (Flaky).
@@ -264,6 +279,7 @@ def _campaign_loop(
             summary.stopped_because = "target unusable"
             emit(Notice(f"the target could not be restarted: {e}"))
             return
+        bandit.update(recorder.arm_examples - ran, recorder.arm_new_pairs - new_pairs)
         summary.chunks += 1
         summary.examples, summary.steps = recorder.examples, recorder.steps
         emit(
@@ -289,8 +305,9 @@ def _confirm(
     found = _finding_from(failure, config, chunk)
     emit(Shrinking(found.invariant, found.kind, len(found.steps)))
     time_left = control.time_left()
+    lane_target = failure.trace.target or config.target  # the profile lane that found it
     shrinker = TraceShrinker(
-        config.target,
+        lane_target,
         target_is_model=config.target_is_model,
         budget_s=config.shrink_budget_s if time_left is None else min(config.shrink_budget_s, time_left),
         should_stop=control.should_stop,
@@ -309,7 +326,7 @@ def _confirm(
     else:
         try:
             reproduced = replay(
-                finding, config.target, target_is_model=config.target_is_model,
+                finding, lane_target, target_is_model=config.target_is_model,
                 schema=config.schema, baseline=config.baseline,
             ).reproduced
         except RunStopped:
@@ -429,7 +446,7 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Fin
         severity=v.severity,
         title=inv.title if inv else v.invariant.replace("-", " ").lower(),
         message=v.message,
-        profile=config.profile.label,
+        profile=trace.profile or config.profile.label,
         target=config.target_spec,
         kind=trace.kind,
         initial=trace.initial,
@@ -439,5 +456,5 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Fin
         observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
         known_issue=inv.known_issue if inv else None,
         seed=config.seed,
-        extra={"chunk": chunk},
+        extra={"chunk": chunk, **trace.extra},
     )

@@ -1,8 +1,10 @@
 """The Hypothesis state machine that drives generated sequences through model and target.
 
-One machine run = one channel: it draws a state kind and an initial state, then a sequence of
-state-aware actions (with a share of adversarial ones), stepping model and target together via
-`Stepper`. A non-`known` violation raises `FindingFailure`, which carries the trace; the campaign
+One machine run = one arm (engine/arms.py): a profile lane and either one channel (a state kind
+and an initial state) or a group (a session with 1–3 of its chats, actions routed by channel, one
+`Stepper` per channel, the other channels' states handed to the cross-channel checks). Then a
+sequence of state-aware actions (with a share of adversarial ones), stepping model and target
+together. A non-`known` violation raises `FindingFailure`, which carries the trace; the campaign
 minimises it with the trace shrinker.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from hypothesis import event, target
 from hypothesis import strategies as st
@@ -25,6 +27,7 @@ from harness.reference import Model
 from harness.targets.base import Target
 
 from . import generation
+from .arms import GROUP, Arm, Lane
 from .control import RunControl
 from .stepper import Stepper, StepResult
 
@@ -34,6 +37,9 @@ class Trace:
     kind: str
     initial: dict[str, Any]
     steps: list[TraceStep] = field(default_factory=list)
+    profile: str | None = None  # the lane's profile (a run exercises every profile it can)
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. {"group": …} of a multi-channel run
+    target: Any = None  # the lane's target, which replays and shrinks the finding
 
 
 class FindingFailure(AssertionError):
@@ -62,14 +68,19 @@ class Recorder:
     steps: int = 0
     sent: Counter[str] = field(default_factory=Counter)
     changed: Counter[str] = field(default_factory=Counter)
-    #: The first failure of the current chunk, kept here because Hypothesis replays a failing
-    #: example once more before re-raising, and a target that hung or crashed may not fail the
-    #: same way twice (the campaign reads this, not what Hypothesis re-raises).
-    failure: FindingFailure | None = None
     #: Optional outcome hook (campaigns): (kind, before, action, after, malformed) -> a label such
     #: as "chat/delta: no-op: stale turn", or None. Off (None) costs one attribute test per step.
     on_step: Callable[[str, Any, Any, Any, bool], str | None] | None = None
     outcomes_seen: set[str] = field(default_factory=set)
+    #: The bandit's evidence (engine/arms.py): (kind, type, outcome) pairs seen in the run, and
+    #: per arm the examples run and the pairs it saw first.
+    pairs_seen: set[tuple[str, str, str]] = field(default_factory=set)
+    arm_examples: Counter[Arm] = field(default_factory=Counter)
+    arm_new_pairs: Counter[Arm] = field(default_factory=Counter)
+    #: The first failure of the current chunk, kept here because Hypothesis replays a failing
+    #: example once more before re-raising, and a target that hung or crashed may not fail the
+    #: same way twice (the campaign reads this, not what Hypothesis re-raises).
+    failure: FindingFailure | None = None
 
 
 @dataclass(frozen=True)
@@ -85,70 +96,104 @@ class MachineConfig:
     #: The run's `RunControl` (deadline and stop flag), checked before every step.
     control: RunControl | None = None
     baseline: Baseline | None = None  # the target's accepted differences
+    #: Profiles the run exercises (engine/arms.py); empty: one lane of `model` and `target`.
+    lanes: tuple[Lane, ...] = ()
+    #: The (kind, lane) arms of this chunk, repeated by weight; empty: every kind on lane 0.
+    arms: tuple[Arm, ...] = ()
 
 
 def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
     """A fresh machine class bound to `config` (no global state)."""
-    profile = config.model.profile
     rec = config.recorder
+    lanes = config.lanes or (Lane(config.model.profile, config.model, config.target),)
+    arms: tuple[Arm, ...] = config.arms or tuple((k, 0) for k in config.kinds)
 
     class DifferentialMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.stepper: Stepper | None = None
-            self.trace: Trace | None = None
+            self.channels: list[_Channel] = []
+            self.lane = lanes[0]
+            self.arm: Arm = arms[0]
+            self.order: list[tuple[int, int]] = []  # multi-channel runs: (channel, step index)
+            self.group_uri: str | None = None
             self.now_ms = 1_000
+            self.adversarial_percent = config.adversarial_percent
+            self.delay = st.integers(0, config.max_delay_ms)
             self.max_depth = 0
             self.new_outcomes = 0
+
+        @property
+        def stepper(self) -> Stepper | None:
+            return self.channels[0].stepper if self.channels else None
+
+        def _open(self, kind: str, initial: dict[str, Any]) -> _Channel:
+            lane = self.lane
+            stepper = Stepper(
+                kind=kind,
+                state=initial,
+                model=lane.model,
+                session=lane.target.session(kind, initial),
+                target=lane.target,
+                target_is_model=config.target_is_model,
+                probe_every=config.probe_every,
+                baseline=config.baseline,
+            )
+            return _Channel(stepper, Trace(kind, initial, profile=lane.profile.label, target=lane.target))
 
         @initialize(data=st.data())
         def start(self, data: st.DataObject) -> None:
             if config.control is not None:
                 config.control.check()
-            kind = data.draw(st.sampled_from(config.kinds), label="kind")
-            initial = data.draw(generation.initial_states(kind, profile), label="initial")
-            session = config.target.session(kind, initial)
-            self.stepper = Stepper(
-                kind=kind,
-                state=initial,
-                model=config.model,
-                session=session,
-                target=config.target,
-                target_is_model=config.target_is_model,
-                probe_every=config.probe_every,
-                baseline=config.baseline,
-            )
-            self.trace = rec.last_trace = Trace(kind, initial)
+            self.arm = data.draw(st.sampled_from(arms), label="arm") if len(arms) > 1 else arms[0]
+            kind, lane_index = self.arm
+            self.lane = lanes[lane_index]
+            profile = self.lane.profile
+            if kind == GROUP:
+                group = data.draw(generation.channel_groups(profile), label="group")
+                self.group_uri = group.session_uri
+                self.channels = [self._open("session", group.session)]
+                self.channels += [self._open("chat", c) for c in group.chats]
+            else:
+                initial = data.draw(generation.initial_states(kind, profile), label="initial")
+                self.channels = [self._open(kind, initial)]
+            rec.last_trace = self.channels[0].trace
             rec.examples += 1
-            event(f"kind {kind}")
+            rec.arm_examples[self.arm] += 1
+            event(f"arm {kind} {profile.label}")
 
         @rule(data=st.data())
         def step(self, data: st.DataObject) -> None:
             if config.control is not None:
                 config.control.check()  # the budget is a hard limit, not checked per chunk only
-            stepper, trace = self.stepper, self.trace
-            assert stepper is not None and trace is not None
+            lane = self.lane
+            group = len(self.channels) > 1
+            # One draw per step (channel, dice, action, delay): each `DataObject.draw` has a
+            # fixed cost of its own, paid four times per step before.
+            index, adversarial, action, delay = data.draw(_step_choice(self), label="step")
+            channel = self.channels[index]
+            stepper, trace = channel.stepper, channel.trace
             kind = stepper.kind
-            adversarial = data.draw(st.integers(0, 99), label="dice") < config.adversarial_percent
-            if adversarial:
-                action = data.draw(generation.adversarial_actions(kind, profile), label="adversarial")
-            else:
-                action = data.draw(
-                    generation.state_aware_actions(kind, stepper.reference, profile), label="action"
-                )
-            self.now_ms += data.draw(st.integers(0, config.max_delay_ms), label="delay_ms")
+            self.now_ms += delay
             # A schema-invalid action is a probe, whichever lane drew it: the valid lane of a
             # trace holds only schema-valid steps (DESIGN.md, "Findings must be true").
-            adversarial = adversarial or config.model.payload_problem(kind, action) is not None
+            adversarial = adversarial or lane.model.payload_problem(kind, action) is not None
             trace.steps.append(TraceStep(action, self.now_ms, probe=adversarial))
+            if group:
+                self.order.append((index, len(trace.steps) - 1))
             before = stepper.reference
             target_before = stepper.state
-            result = stepper.probe(action, self.now_ms) if adversarial else stepper.step(action, self.now_ms)
+            if adversarial:
+                result = stepper.probe(action, self.now_ms)
+            elif group:
+                result = stepper.step(action, self.now_ms, **self._cross_channel(index))
+            else:
+                result = stepper.step(action, self.now_ms)
             rec.steps += 1
             atype = action.get("type") if isinstance(action, dict) else None
             label = "<adversarial>" if adversarial else atype if isinstance(atype, str) else "<untyped>"
             rec.sent[label] += 1
-            if not adversarial and result.expected is not None and result.expected is not before:
+            changed = not adversarial and result.expected is not None and result.expected is not before
+            if changed:
                 rec.changed[label] += 1
                 event(f"changed {label}")
             if adversarial:
@@ -160,6 +205,10 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                     if outcome not in rec.outcomes_seen:
                         rec.outcomes_seen.add(outcome)
                         self.new_outcomes += 1
+            pair = (kind, label, "changed" if changed else "malformed" if result.malformed else "same")
+            if pair not in rec.pairs_seen:
+                rec.pairs_seen.add(pair)
+                rec.arm_new_pairs[self.arm] += 1
             self.max_depth = max(self.max_depth, _depth(stepper.reference))
             for v in result.violations:
                 if v.severity == "known":
@@ -171,20 +220,73 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                                    before=(before, target_before), message=v.message)
                 if rec.causes[cause] >= rec.cause_cap:
                     continue  # this root cause was reported as often as the run allows
-                failure = FindingFailure(v, result, trace, cause)
+                failure = FindingFailure(v, result, self._finding_trace(channel), cause)
                 if rec.failure is None:
                     rec.failure = failure
                 raise failure
+
+        def _action_strategy(self, index: int, adversarial: bool) -> st.SearchStrategy[Any]:
+            profile = self.lane.profile
+            stepper = self.channels[index].stepper
+            if adversarial:
+                return generation.adversarial_actions(stepper.kind, profile)
+            dirs = self._session_directories() if index > 0 and stepper.kind == "chat" else None
+            return generation.state_aware_actions(stepper.kind, stepper.reference, profile, dirs)
+
+        def _session_directories(self) -> tuple[str, ...]:
+            dirs = self.channels[0].stepper.reference.get("workingDirectories")
+            return tuple(d for d in dirs if isinstance(d, str)) if isinstance(dirs, list) else ()
+
+        def _cross_channel(self, index: int) -> dict[str, Any]:
+            """The other channels' states, for the cross-channel checks of this step."""
+            if index == 0:
+                return {"chats": tuple(c.stepper.reference for c in self.channels[1:])}
+            return {"session": self.channels[0].stepper.reference}
+
+        def _finding_trace(self, channel: _Channel) -> Trace:
+            """The failing channel's own trace; a multi-channel run adds the whole group as
+            `extra["group"]` (reducers are per channel, so the channel's steps replay alone)."""
+            if len(self.channels) == 1:
+                return channel.trace
+            group = {
+                "session": self.group_uri,
+                "channels": [{"kind": c.trace.kind, "initial": c.trace.initial} for c in self.channels],
+                "steps": [
+                    {"channel": i, **self.channels[i].trace.steps[j].to_json()} for i, j in self.order
+                ],
+                "failingChannel": self.channels.index(channel),
+            }
+            t = channel.trace
+            return Trace(t.kind, t.initial, list(t.steps), t.profile, {"group": group}, t.target)
 
         def teardown(self) -> None:
             # Coverage-guided search climbs towards deeper states (HypoFuzz-style target()).
             target(float(self.max_depth), label="state depth")
             if rec.on_step is not None:
                 target(float(self.new_outcomes), label="new (type, outcome) pairs")
-            if self.stepper is not None:
-                self.stepper.session.close()
+            for c in self.channels:
+                c.stepper.session.close()
 
     return DifferentialMachine
+
+
+@st.composite
+def _step_choice(draw: st.DrawFn, machine: Any) -> tuple[int, bool, Any, int]:
+    """The choices of one step: channel, adversarial dice, action, clock delay."""
+    n = len(machine.channels)
+    index = draw(st.integers(0, n - 1)) if n > 1 else 0
+    adversarial = draw(_DICE) < machine.adversarial_percent
+    action = draw(machine._action_strategy(index, adversarial))
+    return index, adversarial, action, draw(machine.delay)
+
+
+_DICE: Final = st.integers(0, 99)
+
+
+@dataclass
+class _Channel:
+    stepper: Stepper
+    trace: Trace
 
 
 def _depth(state: dict[str, Any]) -> int:

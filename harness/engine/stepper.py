@@ -100,7 +100,17 @@ class Stepper:
         assert self.baseline is not None
         return self.baseline.normalise(expected, observed)
 
-    def step(self, action: Any, now_ms: int) -> StepResult:
+    def step(
+        self,
+        action: Any,
+        now_ms: int,
+        *,
+        session: State | None = None,
+        chats: tuple[State, ...] = (),
+    ) -> StepResult:
+        """One valid-lane step. `session` / `chats`: the other channels of a multi-channel run
+        at this point (for a chat step, its session; for a session step, its chats), so the
+        cross-channel checks (INV-031) see them."""
         self.steps_taken += 1
         before = self.state
         try:
@@ -127,17 +137,27 @@ class Stepper:
             now_ms=now_ms,
             profile=self.profile,
             reference_after=None if self.target_is_model else expected,
+            session=session,
+            chats=chats,
         )
         violations = check_step(step, reducer=self._probe_reducer() if probes else None, probes=probes)
         if not self.target_is_model and any(v.severity == "known" for v in violations):
-            violations = self._known_only_if_the_model_agrees(violations, action, expected, now_ms)
+            violations = self._known_only_if_the_model_agrees(
+                violations, action, expected, now_ms, session, chats
+            )
         if self.baseline is not None:
             violations = self.baseline.classify(self.kind, step.type, violations)
         self.state, self.reference = observed, expected
         return StepResult(violations, False, expected, observed)
 
     def _known_only_if_the_model_agrees(
-        self, violations: list[Violation], action: Any, expected: State, now_ms: int
+        self,
+        violations: list[Violation],
+        action: Any,
+        expected: State,
+        now_ms: int,
+        session: State | None = None,
+        chats: tuple[State, ...] = (),
     ) -> list[Violation]:
         """A `known` violation on a target stays known only when the reference model, which
         reproduces the upstream reducers, shows the same violation on the same step: the same
@@ -148,7 +168,10 @@ class Stepper:
         same: Callable[[str], str] = (
             _verbatim if json_equal(self.state, self.reference) else message_shape
         )
-        ref_step = Step(self.kind, self.reference, action, expected, now_ms, self.profile)
+        ref_step = Step(
+            self.kind, self.reference, action, expected, now_ms, self.profile,
+            session=session, chats=chats,  # the same cross-channel context (INV-031)
+        )
         on_model = {
             (v.invariant, same(v.message))
             for v in check_step(ref_step, reducer=self.model.reduce, probes=True, only=ids)
