@@ -236,6 +236,17 @@ def strip_clock(value: JSON) -> JSON:
     return value
 
 
+def state_difference(a: JSON, b: JSON) -> str | None:
+    """Where two channel states differ, `modifiedAt` aside (None: equal). A fast equality test
+    first (the common case); the path walk only for a mismatch."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if {**a, "modifiedAt": None} == {**b, "modifiedAt": None}:
+            return None
+    elif a == b:
+        return None
+    return first_difference(strip_clock(a), strip_clock(b))
+
+
 def first_difference(a: JSON, b: JSON, path: str = "") -> str | None:
     """The first path where `a` and `b` differ (key-presence sensitive), or None."""
     if isinstance(a, dict) and isinstance(b, dict):

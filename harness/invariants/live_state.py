@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from itertools import combinations
 from typing import Any
 
-from .live_base import LiveObservation, first_difference, profile_key, strip_clock
+from .live_base import LiveObservation, profile_key, state_difference
 from .live_wire import must_reject
 
 ACTIVITY_MASK = 31
@@ -38,7 +38,7 @@ def snapshot_replay(obs: LiveObservation) -> Iterator[str]:
                 # set, which only 0.7.0 actions change: a profile mismatch, not a host bug. A
                 # 0.7.0-only field shown to it is INV-046's finding, not this one's.
                 mine, theirs = _pre_070(mine), _pre_070(theirs)
-            diff = first_difference(strip_clock(mine), strip_clock(theirs))
+            diff = state_difference(mine, theirs)
             if diff:
                 yield (
                     f"client {c.index}: {ch} folded from its snapshot and envelopes up to serverSeq "
@@ -82,7 +82,7 @@ def converges(obs: LiveObservation) -> Iterator[str]:
                     f"clientSeq {d.client_seq} ({d.type}): optimistic state cannot reconcile"
                 )
     for a, b, ch in _pairs(obs, same_delivery=True):
-        diff = first_difference(strip_clock(a.confirmed[ch]), strip_clock(b.confirmed[ch]))
+        diff = state_difference(a.confirmed[ch], b.confirmed[ch])
         if diff:
             yield f"clients {a.index} and {b.index} disagree on {ch} at quiescence: {diff}"
 
@@ -92,7 +92,7 @@ def coalesced_delivery(obs: LiveObservation) -> Iterator[str]:
     "the same reduced state a client would observe from immediate delivery"): clients with
     different delivery.maxLatencyMs agree at every quiescent point."""
     for a, b, ch in _pairs(obs, same_delivery=False):
-        diff = first_difference(strip_clock(a.confirmed[ch]), strip_clock(b.confirmed[ch]))
+        diff = state_difference(a.confirmed[ch], b.confirmed[ch])
         if diff:
             yield (
                 f"client {a.index} (maxLatencyMs {a.delivery_ms}) and client {b.index} "
