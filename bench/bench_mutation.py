@@ -194,6 +194,54 @@ def choose_mutants(sites: list[Site], *, sample: int | None, seed: int) -> tuple
     return sorted(chosen, key=lambda m: (m.module, m.line, m.operator, m.occurrence)), incompetent
 
 
+# --- which state kinds reach a module -----------------------------------------------------------
+
+
+def _relative_imports(path: Path) -> set[str]:
+    """Sibling modules of harness/reference that `path` imports."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level == 1 and base:
+                out.add(base.split(".")[0])
+            elif node.level == 1:
+                out.update(a.name for a in node.names)
+            elif base.startswith("harness.reference."):
+                out.add(base.split(".")[2])
+    return {m for m in out if (TARGET_DIR / f"{m}.py").is_file()}
+
+
+def module_kinds(target_dir: Path = TARGET_DIR) -> dict[str, tuple[str, ...]]:
+    """Module file name -> the state kinds whose reducers reach it: the modules of each kind's
+    handlers (the dispatch tables), what they import from the package, and what every
+    `reduce` call goes through (dispatch, payload checks, profile). A module no kind reaches
+    is not reducer code (empty tuple)."""
+    from harness.reference.dispatch import TABLES
+
+    imports = {p.stem: _relative_imports(p) for p in target_dir.glob("*.py")}
+    common = {"dispatch", "payloads", "profile", "__init__"}
+
+    def closure(roots: set[str]) -> set[str]:
+        seen: set[str] = set()
+        todo = list(roots)
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            todo.extend(imports.get(m, set()) if m != "dispatch" else ())
+        return seen
+
+    reached: dict[str, set[str]] = {m: set() for m in imports}
+    for kind, table in TABLES.items():
+        roots = {h.__module__.rsplit(".", 1)[-1] for h in table.values()} | common
+        roots |= {kind} & set(imports)  # the module that defines the kind's table (chat.py, …)
+        for m in closure(roots):
+            reached.setdefault(m, set()).add(kind)
+    return {f"{m}.py": tuple(k for k in TABLES if k in ks) for m, ks in sorted(reached.items())}
+
+
 # --- a workspace: a copy of the package that one mutant at a time is applied to ----------------
 
 
@@ -263,8 +311,15 @@ def _without(excluded: frozenset[str]) -> None:
     stepper.check_step = filtered  # type: ignore[assignment]
 
 
-def fuzz_one(spec: str, budget_s: float, seed: int, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Fuzz one served target until its first finding or the budget; report when it was caught."""
+def fuzz_one(
+    spec: str,
+    budget_s: float,
+    seed: int,
+    exclude: frozenset[str] = frozenset(),
+    kinds: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """Fuzz one served target until its first finding or the budget; report when it was caught.
+    `kinds`: the state kinds to fuzz (empty: every kind, as a plain run)."""
     if exclude:
         _without(exclude)
     from harness.engine.campaign import RunConfig, run_campaign
@@ -293,6 +348,7 @@ def fuzz_one(spec: str, budget_s: float, seed: int, exclude: frozenset[str] = fr
                 max_findings=1,
                 probe_every=25,
                 shrink_budget_s=2.0,
+                **({"kinds": kinds} if kinds else {}),
             ),
             EventBus(sink),
         )
@@ -311,11 +367,17 @@ def fuzz_one(spec: str, budget_s: float, seed: int, exclude: frozenset[str] = fr
 
 
 def _run_fuzz_subprocess(
-    spec: str, budget_s: float, seed: int, exclude: frozenset[str] = frozenset()
+    spec: str,
+    budget_s: float,
+    seed: int,
+    exclude: frozenset[str] = frozenset(),
+    kinds: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--fuzz-one", spec, "--budget", f"{budget_s:g}s", "--seed", str(seed)]
     if exclude:
         cmd += ["--exclude", ",".join(sorted(exclude))]
+    if kinds:
+        cmd += ["--fuzz-kinds", ",".join(kinds)]
     proc = subprocess.run(
         cmd, capture_output=True, text=True, timeout=budget_s + 180, cwd=ROOT, check=False,
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
@@ -349,14 +411,21 @@ def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
         raise SystemExit(f"{path}: not an {EQUIVALENT_FORMAT} v1 file")
     out: dict[str, str] = {}
     for entry in doc.get("equivalent", []):
-        if not (isinstance(entry, dict) and isinstance(entry.get("mutant"), str) and entry.get("reason")):
-            raise SystemExit(f"{path}: each entry needs a mutant id and a reason: {entry!r}")
-        out[entry["mutant"]] = str(entry["reason"])
+        key = entry.get("mutant") or entry.get("module") if isinstance(entry, dict) else None
+        if not (isinstance(key, str) and entry.get("reason")):
+            raise SystemExit(f"{path}: each entry needs a mutant id (or a module) and a reason: {entry!r}")
+        out[key] = str(entry["reason"])
     return out
 
 
+def equivalence_of(m: Mutant, judged: dict[str, str]) -> str | None:
+    """The recorded reason `m` is equivalent: its own entry, or its module's."""
+    return judged.get(m.id) or judged.get(m.module)
+
+
 def _baseline_of(
-    out: Outcome, m: Mutant, *, ws_pool: list[Workspace], budget_s: float, seed: int
+    out: Outcome, m: Mutant, *, ws_pool: list[Workspace], budget_s: float, seed: int,
+    kinds: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The verdict without this issue's checks: unchanged unless one of them made the kill."""
     if out.verdict != "killed" or out.invariant not in NEW_CHECKS:
@@ -364,7 +433,7 @@ def _baseline_of(
     ws = ws_pool.pop()
     try:
         ws.apply(m)
-        got = _run_fuzz_subprocess(ws.adapter_spec(), budget_s, seed, NEW_CHECKS)
+        got = _run_fuzz_subprocess(ws.adapter_spec(), budget_s, seed, NEW_CHECKS, kinds)
     finally:
         ws.restore(m)
         ws_pool.append(ws)
@@ -378,7 +447,9 @@ def _baseline_of(
 def measure(
     chosen: list[Mutant], *, budget_s: float, seed: int, jobs: int, spec_dir: str | None,
     equivalent: dict[str, str], progress: bool = True, baseline: bool = False,
+    focus: str = "module",
 ) -> list[Outcome]:
+    reach = module_kinds() if focus == "module" else {}
     with tempfile.TemporaryDirectory(prefix="ahp-mutation-") as tmp:
         spaces = [Workspace(Path(tmp) / f"w{i}") for i in range(jobs)]
         control = _run_fuzz_subprocess(spaces[0].adapter_spec(), min(budget_s, 20.0), seed)
@@ -389,10 +460,11 @@ def measure(
 
         def one(m: Mutant) -> Outcome:
             ws = free.pop()
+            kinds = reach.get(m.module, ())
             try:
                 diff = ws.apply(m)
                 spec = ws.adapter_spec()
-                got = _run_fuzz_subprocess(spec, budget_s, seed)
+                got = _run_fuzz_subprocess(spec, budget_s, seed, kinds=kinds)
                 fx = fixtures_kill(spec, spec_dir) if spec_dir else None
             finally:
                 ws.restore(m)
@@ -401,12 +473,15 @@ def measure(
                 out = Outcome(m.id, "error", message=got["error"], fixtures_kill=fx, diff=diff)
             elif got.get("found"):
                 out = Outcome(m.id, "killed", got["detect_s"], got["invariant"], got["message"], fx, diff=diff)
-            elif m.id in equivalent:
-                out = Outcome(m.id, "equivalent", fixtures_kill=fx, reason=equivalent[m.id], diff=diff)
+            elif equivalence_of(m, equivalent):
+                out = Outcome(m.id, "equivalent", fixtures_kill=fx, reason=equivalence_of(m, equivalent), diff=diff)
             else:
                 out = Outcome(m.id, "survived", fixtures_kill=fx, diff=diff)
+            out.extra["kinds"] = list(kinds) or "all"
             if baseline:
-                out.extra["baseline"] = _baseline_of(out, m, ws_pool=free, budget_s=budget_s, seed=seed)
+                out.extra["baseline"] = _baseline_of(
+                    out, m, ws_pool=free, budget_s=budget_s, seed=seed, kinds=kinds
+                )
             if progress:
                 print(f"  {out.verdict:<10} {m.id}  {out.invariant or ''} "
                       f"{'' if out.detect_s is None else f'{out.detect_s:.1f}s'}"
@@ -512,6 +587,10 @@ def main(argv: list[str] | None = None) -> int:
                    "the mutants they killed are fuzzed again with their reports dropped")
     p.add_argument("--fuzz-one", metavar="TARGET", help=argparse.SUPPRESS)
     p.add_argument("--exclude", default="", help=argparse.SUPPRESS)
+    p.add_argument("--fuzz-kinds", default="", help=argparse.SUPPRESS)
+    p.add_argument("--focus", choices=("module", "all"), default="module",
+                   help="state kinds fuzzed per mutant: the kinds whose reducers reach the mutated "
+                   "module (default), or all seven as a plain run")
     args = p.parse_args(argv)
     try:
         budget = _duration(args.budget)
@@ -521,7 +600,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--budget, --jobs and --sample must be positive")
     if args.fuzz_one:
         excluded = frozenset(x for x in args.exclude.split(",") if x)
-        print(json.dumps(fuzz_one(args.fuzz_one, budget, args.seed, excluded)))
+        fk = tuple(x for x in args.fuzz_kinds.split(",") if x)
+        print(json.dumps(fuzz_one(args.fuzz_one, budget, args.seed, excluded, fk)))
         return 0
     spec_dir = None if args.no_fixtures else args.spec
     if spec_dir is not None and not Path(spec_dir).is_dir():
@@ -538,7 +618,7 @@ def main(argv: list[str] | None = None) -> int:
           f"compile), {budget:g} s each, {args.jobs} in parallel", file=sys.stderr)
     t0 = time.monotonic()
     results = measure(chosen, budget_s=budget, seed=args.seed, jobs=args.jobs, spec_dir=spec_dir,
-                      equivalent=equivalent, baseline=args.baseline)
+                      equivalent=equivalent, baseline=args.baseline, focus=args.focus)
     s = summarize(results)
     if args.baseline:
         s["baseline"] = summarize([_as_baseline(r) for r in results])
