@@ -111,7 +111,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
         @initialize(data=st.data())
         def start(self, data: st.DataObject) -> None:
             rec.examples += 1
-            self._do(setup_ops(data, self.run, cfg.clients))
+            self._do(setup_ops(cfg.clients))
             for i in range(cfg.sessions):
                 self._do(session_ops(data, self.run, i + 1))
 

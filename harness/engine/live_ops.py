@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from harness.reference import Profile
-from harness.spec.versions import action_types, is_client_dispatchable, parse_version
+from harness.spec.versions import action_types, is_client_dispatchable
 from strategies import attachments as gen_att
 from strategies import uris as gen_uris
 from strategies.actions import BUILDERS, ActionContext, action_of_type, actions_for
@@ -60,8 +60,8 @@ def _n(run: LiveRun) -> int:
 # -- setup --------------------------------------------------------------------------------------
 
 
-def setup_ops(data: st.DataObject, run: LiveRun, clients: tuple[ClientSpec, ...], sessions: int = 2) -> list[Op]:
-    """Connect every client; then (as ops run) create sessions and subscribe everyone to them."""
+def setup_ops(clients: tuple[ClientSpec, ...]) -> list[Op]:
+    """Connect every client (sessions follow with `session_ops`, once the clients are ready)."""
     return [spec.op(i) for i, spec in enumerate(clients)]
 
 
@@ -414,11 +414,3 @@ def parse_weights(text: str) -> dict[str, int]:
             raise ValueError(f"bad scenario weight {part!r} (want NAME=N with NAME in {', '.join(SCENARIOS)})")
         out[name] = int(n)
     return out
-
-
-def version_ok(version: str | None) -> bool:
-    try:
-        parse_version(version or "")
-    except ValueError:
-        return False
-    return True
