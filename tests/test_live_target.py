@@ -55,11 +55,13 @@ def test_loopback_only_unless_allowed() -> None:
     check_loopback("ws://10.0.0.1:9", allow_remote=True)  # allowed: nothing connects here
     with pytest.raises(TargetSetupError, match="--allow-remote"):
         open_target("ws://192.0.2.1:9")
-    assert LiveTarget("ws://192.0.2.1:9", allow_remote=True).description == "ws://192.0.2.1:9"
+    assert LiveTarget("ws://192.0.2.1:9", allow_remote=True, start=False).description == "ws://192.0.2.1:9"
+    with pytest.raises(TargetSetupError, match="cannot reach"):
+        LiveTarget("ws://127.0.0.1:9")  # nothing listens: a setup error, not a finding
 
 
 def test_a_live_target_is_not_a_reducer() -> None:
-    t = LiveTarget("ws://127.0.0.1:9")
+    t = LiveTarget("ws://127.0.0.1:9", start=False)
     with pytest.raises(TargetSetupError, match="live machine"):
         t.reduce("chat", {}, {}, 0)
     t.close()
@@ -91,8 +93,10 @@ def test_host_cmd_starts_and_stops_the_whole_group() -> None:
 
 @pytest.mark.live
 def test_host_cmd_that_prints_no_url_is_a_setup_error() -> None:
-    with pytest.raises(TargetSetupError, match="did not print a ws:// URL"):
-        LiveTarget(f"host-cmd:{sys.executable} -c pass", startup_timeout_s=5).start()
+    with pytest.raises(TargetSetupError, match=r"exited \(status 0\) without printing a ws:// URL"):
+        LiveTarget(f"host-cmd:{sys.executable} -c pass", startup_timeout_s=5)
+    with pytest.raises(TargetSetupError, match="did not print a ws:// URL on stdout within 1s"):
+        LiveTarget(f"host-cmd:{sys.executable} -c 'import time; time.sleep(30)'", startup_timeout_s=1)
 
 
 def _gone(pid: int) -> bool:

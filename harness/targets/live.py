@@ -25,6 +25,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -163,12 +164,24 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
         _stop_group(proc)
 
     if not ready.wait(timeout_s) or not found:
+        code = proc.poll()  # before stopping it: did it exit on its own?
         stop()
         raise TargetSetupError(
-            f"host-cmd: the host did not print a ws:// URL on stdout within {timeout_s:g}s"
-            + (f" (exit status {proc.returncode})" if proc.poll() is not None else "")
+            f"host-cmd: the host exited (status {code}) without printing a ws:// URL on stdout"
+            if code is not None
+            else f"host-cmd: the host did not print a ws:// URL on stdout within {timeout_s:g}s"
         )
     return HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}")
+
+
+def _reachable(url: str, timeout_s: float) -> None:
+    """A TCP connection to the URL's host and port succeeds (else: a setup error, not a finding)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "wss" else 80)
+    try:
+        socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=min(timeout_s, 5.0)).close()
+    except OSError as e:
+        raise TargetSetupError(f"cannot reach the host at {url}: {e}") from e
 
 
 def _stop_group(proc: subprocess.Popen[str]) -> None:
@@ -207,6 +220,7 @@ def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeo
     if spec.kind == "url":
         assert spec.url is not None
         check_loopback(spec.url, allow_remote)
+        _reachable(spec.url, startup_timeout_s)
         return HostHandle(spec.url)
     if spec.kind == "cmd":
         handle = _start_command(spec.command, startup_timeout_s)
@@ -230,7 +244,7 @@ class LiveTarget:
     is_live = True
 
     def __init__(self, spec: str, *, allow_remote: bool = False, defects: tuple[str, ...] = (),
-                 startup_timeout_s: float = 20.0, **_: Any) -> None:
+                 startup_timeout_s: float = 20.0, start: bool = True, **_: Any) -> None:
         self.spec = parse_live_spec(spec, defects=tuple(defects))
         self.description = (
             self.spec.text if self.spec.kind != "embedded"
@@ -242,6 +256,8 @@ class LiveTarget:
         if self.spec.kind == "url":
             assert self.spec.url is not None
             check_loopback(self.spec.url, allow_remote)
+        if start:
+            self.start()  # setup problems surface here, as TargetSetupError (a usage error)
 
     def start(self) -> HostHandle:
         if self._handle is None:
