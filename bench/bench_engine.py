@@ -27,6 +27,7 @@ within `--mutant-budget`.
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import resource
 import shlex
@@ -170,11 +171,14 @@ def measure_reach(seconds: float) -> dict[str, tuple[int, int]]:
     return rows
 
 
-def measure_mutants(budget: float) -> dict[str, float | None]:
+Detection = tuple[float, float, int] | None  # (wall s, CPU s of the run and its adapter, steps)
+
+
+def measure_mutants(budget: float) -> dict[str, Detection]:
     sys.path.insert(0, str(ROOT / "tests"))
     from mutants import MUTANTS  # type: ignore[import-not-found]
 
-    out: dict[str, float | None] = {}
+    out: dict[str, Detection] = {}
     for name in sorted(MUTANTS):
         kind, profile, _ = MUTANTS[name]
         spec = "adapter:" + shlex.join([
@@ -187,16 +191,19 @@ def measure_mutants(budget: float) -> dict[str, float | None]:
                 "--kinds", kind, "--budget", f"{budget:g}s", "--max-findings", "1", "--seed", "1",
                 "--probe-every", "25", "--out", tmp, "--quiet",
             ]
-            t0 = time.perf_counter()
+            c0, t0 = _cpu(), time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=budget + 180)
-            dt = time.perf_counter() - t0
-        out[name] = dt if proc.returncode == 1 else None
-        print(f"  {name}: {f'{dt:.1f}s' if out[name] is not None else 'not found'}", file=sys.stderr)
+            dt, cpu = time.perf_counter() - t0, _cpu() - c0
+            report = Path(tmp) / "report.json"
+            steps = json.loads(report.read_text()).get("steps", 0) if report.is_file() else 0
+        out[name] = (dt, cpu, steps) if proc.returncode == 1 else None
+        shown = f"{dt:.1f}s wall, {cpu:.1f}s CPU, {steps} steps" if out[name] else "not found"
+        print(f"  {name}: {shown}", file=sys.stderr)
     return out
 
 
 def render(speed: dict[str, list[Rate]] | None, reach: dict[str, tuple[int, int]] | None,
-           mutants: dict[str, float | None] | None, args: argparse.Namespace) -> str:
+           mutants: dict[str, Detection] | None, args: argparse.Namespace) -> str:
     lines = [
         f"Machine: {platform.machine()}, CPython {platform.python_version()}, Hypothesis "
         f"{hypothesis.__version__}; 2 cores shared with other work (absolute numbers are noisy, "
@@ -235,16 +242,23 @@ def render(speed: dict[str, list[Rate]] | None, reach: dict[str, tuple[int, int]
     if mutants:
         found = [v for v in mutants.values() if v is not None]
         lines += [
-            f"## Seeded defects (tests/mutants.py): time to detect, budget {args.mutant_budget:g} s",
+            f"## Seeded defects (tests/mutants.py): time to detect, wall budget {args.mutant_budget:g} s",
             "",
-            "| mutant | time to detect |",
-            "|---|---:|",
+            "Each as tests/test_mutation.py runs it: `ahp-fuzz run --target adapter:… --max-findings 1 "
+            "--seed 1` in a fresh process. Wall clock and CPU seconds cover the whole process and its "
+            "adapter (start-up, search, shrinking, confirming replay); steps are the fuzzing steps "
+            "before the finding. On a shared machine the wall clock follows the load; CPU seconds "
+            "and steps do not.",
+            "",
+            "| mutant | wall | CPU | steps |",
+            "|---|---:|---:|---:|",
         ]
-        lines += [f"| `{n}` | {f'{v:.1f} s' if v is not None else 'not found'} |" for n, v in mutants.items()]
+        for n, v in mutants.items():
+            lines.append(f"| `{n}` | {v[0]:.1f} s | {v[1]:.1f} s | {v[2]} |" if v else f"| `{n}` | not found | | |")
         if found:
-            lines += ["", f"Found {len(found)}/{len(mutants)}; median {statistics.median(found):.1f} s "
-                      "(wall clock of the whole `ahp-fuzz run` process: start-up, adapter start, "
-                      "search, shrinking, replay)."]
+            lines += ["", f"Found {len(found)}/{len(mutants)}; median {statistics.median(v[0] for v in found):.1f} s "
+                      f"wall, {statistics.median(v[1] for v in found):.1f} s CPU, "
+                      f"{statistics.median(v[2] for v in found):.0f} steps."]
         lines.append("")
     return "\n".join(lines)
 

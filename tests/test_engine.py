@@ -129,3 +129,32 @@ def test_foreign_action_probe_does_not_trigger_the_other_familys_checks() -> Non
     s.step({"type": "chat/workingDirectorySet", "directory": "file:///repo-a"}, 1)
     assert s.probe({"type": "session/workingDirectorySet"}, 2).violations == []
     assert s.probe({"type": "session/workingDirectorySet", "directory": "file:///repo-a"}, 3).violations == []
+
+
+def test_a_reference_run_exercises_every_profile_and_multi_channel_groups() -> None:
+    # 0.8.0's replace exists only on the 0.8.0 lane; INV-031.reducer (a session step that
+    # leaves a chat naming a removed directory, reported as known) needs a session and its
+    # chats in one sequence.
+    events: list[Event] = []
+    config = RunConfig(target=ReferenceTarget(P), target_spec="reference", target_is_model=True, profile=P,
+                       seed=3, budget_s=None, max_chunks=2, chunk_examples=10, max_steps=20,
+                       kinds=("chat", "session"), heartbeat_s=0)
+    summary = run_campaign(config, EventBus(events.append))
+    done = next(e for e in events if isinstance(e, RunFinished))
+    assert summary.findings == []
+    assert done.coverage["session/workingDirectoryReplaced"]["changed"] > 0
+    assert summary.known_counts["INV-031.reducer"] > 0
+
+
+def test_bandit_weights_arms_by_new_coverage_and_starves_none() -> None:
+    from collections import Counter
+
+    from harness.engine.arms import Bandit
+
+    arms = (("chat", 0), ("session", 0), ("terminal", 0))
+    bandit = Bandit(arms)
+    assert Counter(bandit.chunk_arms()) == Counter({a: 8 for a in arms})  # no evidence yet: even
+    bandit.update(Counter({a: 5 for a in arms}), Counter({("chat", 0): 6, ("session", 0): 1}))
+    weights = Counter(bandit.chunk_arms())
+    assert weights[("chat", 0)] > weights[("session", 0)] > weights[("terminal", 0)] >= 1
+    assert bandit.chunk_arms(allowed=[("terminal", 0)]) == (("terminal", 0),) * 8
