@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.finding import Finding, TraceStep, load_finding
-from harness.engine.replay import replay
 from harness.corpus.store import CorpusStore
 from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.events import Event, EventBus, FindingFound, RunFinished
+from harness.engine.replay import replay
 from harness.engine.stepper import TARGET_ERROR, Stepper
 from harness.reference import Model, Profile
 from harness.report.writers import FindingWriter, JsonReport
