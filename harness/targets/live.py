@@ -165,6 +165,11 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
 
     if not ready.wait(timeout_s) or not found:
         code = proc.poll()  # before stopping it: did it exit on its own?
+        if code is None and ready.is_set():  # its stdout closed: it is exiting
+            try:
+                code = proc.wait(2.0)
+            except subprocess.TimeoutExpired:
+                code = None
         stop()
         raise TargetSetupError(
             f"host-cmd: the host exited (status {code}) without printing a ws:// URL on stdout"
