@@ -122,10 +122,18 @@ def main() -> int:
             ("wire + checks", "host-cmd, 1 client, snapshots every 10 ops",
              lambda: wire_speed(host_cmd, args.seconds, clients=1, snapshot_every=10)),
         ]
-        lines += ["## Throughput", "", "| what | host | steps | seconds | steps/s |", "|---|---|---:|---:|---:|"]
+        lines += ["## Throughput", "",
+                  "`CPU ms/step` is this process's CPU time (user + system) per step — for `host:embedded` "
+                  "the host's work included, for `host-cmd` not; `steps per CPU-s` is its inverse, the rate "
+                  "one otherwise idle core would sustain (the wall-clock rate depends on the machine's load).", "",
+                  "| what | host | steps | seconds | steps/s | CPU ms/step | steps per CPU-s |",
+                  "|---|---|---:|---:|---:|---:|---:|"]
         for what, host, fn in rows:
+            c0 = time.process_time()
             steps, secs = fn()
-            row = f"| {what} | {host} | {steps} | {secs:.1f} | {steps / secs:.0f} |"
+            cpu = (time.process_time() - c0) / max(1, steps)
+            row = (f"| {what} | {host} | {steps} | {secs:.1f} | {steps / secs:.0f} | {cpu * 1000:.2f} | "
+                   f"{1 / cpu:.0f} |")
             print(row, flush=True)
             lines.append(row)
         lines.append("")

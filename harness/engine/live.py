@@ -47,7 +47,8 @@ class LiveConfig:
     budget_s: float | None = 60.0
     max_chunks: int | None = None
     chunk_examples: int = 10
-    max_steps: int = 25
+    #: Steps (scenario draws) per machine run, after its setup (connect, two sessions).
+    max_steps: int = 40
     sessions: int = 2
     clients: tuple[ClientSpec, ...] = DEFAULT_CLIENTS
     weights: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
@@ -136,7 +137,7 @@ def live_config_from(config: RunConfig) -> LiveConfig:
         url=config.target.url,  # type: ignore[attr-defined]
         target_spec=config.target_spec, profile=config.profile.label, seed=config.seed,
         budget_s=config.budget_s, max_chunks=config.max_chunks,
-        chunk_examples=min(config.chunk_examples, 10), max_steps=min(config.max_steps, 30),
+        chunk_examples=min(config.chunk_examples, 10), max_steps=config.max_steps,
         max_findings=config.max_findings, shrink_budget_s=config.shrink_budget_s,
         database=config.database, control=config.control,
     )
