@@ -166,17 +166,17 @@ class FileFixture:
         inside_targets = ["", "/notes.txt", "/sub", "/sub/deep.txt", "/new.txt", "/newdir/x",
                           "/link-in", "/link-in/deep.txt", "/link-out", f"/link-out/{self.token}.txt",
                           "/link-out/new.txt", "/link-out/newdir"]
+        # escapes first: Hypothesis leans towards the first entries of a list
+        escapes = ["/../..", "/%2e%2e/%2e%2e", "/%2E%2E/%2e%2E", "/..%2f..", "/sub/../../.."]
+        rels = [f"/outside/{self.token}.txt", "/outside", f"/work/alpha-private/{self.token}.txt",
+                "/work/alpha-private", "/outside/new.txt", "/outside/newdir"]
+        for rel in rels:
+            for e in escapes:
+                out.append("file://" + quote(alpha) + e + rel)
+            out.append(_uri(self.root + rel))
         for t in inside_targets:
             out.append(_uri(alpha + t))
         out += [_uri(beta), _uri(beta + "/b.txt"), _uri(beta + "/new.txt")]
-        escapes = ["/../..", "/%2e%2e/%2e%2e", "/%2E%2E/%2e%2E", "/..%2f..", "/sub/../../.."]
-        rels = ["/outside", f"/outside/{self.token}.txt", "/outside/new.txt", "/outside/newdir",
-                "/work/alpha-private", f"/work/alpha-private/{self.token}.txt"]
-        for e in escapes:
-            for rel in rels:
-                out.append("file://" + quote(alpha) + e + rel)
-        for rel in rels:
-            out.append(_uri(self.root + rel))
         out += [_uri(alpha + "-private"), _uri(alpha + "-private/new.txt")]
         out += self.directory_spellings(alpha)
         out += ["file:///etc/hostname", "file:///", "file:" + quote(alpha) + "/notes.txt"]
@@ -212,10 +212,11 @@ class FileFixture:
         """Files worth writing: inside, through the symlinks, escaping, beside the tree."""
         alpha, beta = self.session_dirs
         esc = "file://" + quote(alpha)
-        return [_uri(alpha + "/notes.txt"), _uri(alpha + "/new.txt"), _uri(alpha + "/sub/deep.txt"),
-                _uri(beta + "/b.txt"), _uri(alpha + "/link-in/new.txt"), _uri(alpha + "/link-out/new.txt"),
+        return [_uri(alpha + "/link-out/new.txt"), _uri(alpha + "/notes.txt"), _uri(beta + "/b.txt"),
                 _uri(alpha + f"/link-out/{self.token}.txt"), esc + "/../../outside/new.txt",
-                esc + "/%2e%2e/%2e%2e/outside/new.txt", _uri(alpha + "-private/new.txt"), _uri(alpha)]
+                esc + "/%2e%2e/%2e%2e/outside/new.txt", _uri(alpha + "-private/new.txt"),
+                _uri(alpha + "/new.txt"), _uri(alpha + "/sub/deep.txt"), _uri(alpha + "/link-in/new.txt"),
+                _uri(alpha)]
 
     def mkdir_hints(self) -> list[str]:
         alpha, _ = self.session_dirs
@@ -246,7 +247,8 @@ class FileFixture:
             "resourceRequest": read,
             "createResourceWatch": read,
             "resourceDelete": {"uri": self.write_hints()},
-            "resourceWrite": {"uri": self.write_hints(), "data": ["hello", "aGVsbG8=", ""]},
+            "resourceWrite": {"uri": self.write_hints(), "data": ["hello", "aGVsbG8=", ""],
+                              "createOnly": [True, False]},
             "resourceMkdir": {"uri": self.mkdir_hints()},
             "resourceCopy": {"source": self.write_hints(), "destination": self.write_hints()},
             "resourceMove": {"source": self.write_hints(), "destination": self.write_hints()},

@@ -7,8 +7,10 @@
 2. opens one initialised connection (`HostLink`), creates the two baseline sessions (alpha,
    beta) — the trace's setup steps — and builds the OpenAPI document with the fixture's hints;
 3. loads it with `schemathesis.openapi.from_asgi` over `BridgeApp` and runs rounds until the
-   budget is spent: every operation with positive then negative data (`operation.as_strategy`,
-   Hypothesis-seeded from `--seed`, the round and the method), then the stateful phase
+   budget is spent: every operation (in a seeded order per round; each gets at most
+   `budget / (2 × operations + 2)` seconds, capped at `operation_cap_s`, per mode and round) with
+   positive then negative data (`operation.as_strategy`, Hypothesis-seeded from `--seed`, the
+   round and the method), then the stateful phase
    (`schema.as_state_machine()`, links from the document);
 4. around every call: the disk snapshot and `listSessions` before and after; schemathesis'
    `not_a_server_error`, `response_schema_conformance`, `status_code_conformance`,
@@ -68,7 +70,9 @@ class CommandRunConfig:
     examples: int = 15  # per operation, per generation mode, per round
     stateful_examples: int = 8  # scenarios per round
     stateful_steps: int = 6
-    operation_cap_s: float = 3.0  # per operation, mode and round (some negative bodies are slow to draw)
+    #: seconds per operation, mode and round (some negative bodies are slow to draw); None: no
+    #: time cap, so the examples tried depend on the seed only (tests use this)
+    operation_cap_s: float | None = 3.0
     methods: tuple[str, ...] | None = None
     phases: tuple[str, ...] = ("positive", "negative", "stateful")
     allow_remote: bool = False
@@ -90,6 +94,9 @@ class CommandRunResult:
     stopped_because: str = "budget"
     notices: list[str] = field(default_factory=list)
     first_seen_s: dict[str, float] = field(default_factory=dict)
+    #: calls per phase ("positive", "negative", "stateful") and per method
+    phase_calls: dict[str, int] = field(default_factory=dict)
+    method_calls: dict[str, int] = field(default_factory=dict)
 
 
 def default_confinement_severity(target: str) -> str:
@@ -190,7 +197,9 @@ class CommandSession:
 
     def observe(self, method: str, params: Any, send: Callable[[], Reply], severity: str) -> Observation:
         fx = self.fixture
-        disk_before, sessions_before = fx.snapshot(), self.sessions()
+        known = self._last[0]  # the sessions after the previous observed call (nothing ran since)
+        disk_before = self._last[1] if self._last[1] is not None else fx.snapshot()
+        sessions_before = known if known is not None else self.sessions()
         reply = send()
         disk_after, sessions_after = fx.snapshot(), self.sessions()
         self._last = (sessions_after, disk_after)
@@ -287,6 +296,9 @@ class CommandRun:
         self.scenario: list[Exchange] = []
         self.start = 0.0
         self.no_stateful = False
+        self.op_cap = config.operation_cap_s
+        self.not_found: dict[str, list[int]] = {}
+        self._scanned = 0
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -323,13 +335,22 @@ class CommandRun:
         from .hints import install
 
         schema = schemathesis.openapi.from_asgi("/openapi.json", self.session.app)
-        install(schema, self.session.fixture.hints(), self.session.app.document)
+        hints = self.session.fixture.hints()
+        hinted = set(hints)
+        install(schema, hints, self.session.app.document)
         operations = [r.ok() for r in schema.get_all_operations()]
         missing: dict[str, bool] = {}
+        slots = 2 * len(operations) + 2
+        cap = self.config.operation_cap_s
+        self.op_cap = None if cap is None else max(0.5, min(cap, self.config.budget_s / slots))
         rnd = 0
         while not self.over():
             self.result.rounds = rnd + 1
-            for op in operations:
+            # the commands the fixture's hints aim at first (they reach the tree and the session
+            # set), each group in a seeded order per round
+            order = sorted(operations, key=lambda op: (op.path.rsplit("/", 1)[-1] not in hinted,
+                                                       _seed_for(self.config.seed, rnd, op.path)))
+            for op in order:
                 method = op.path.rsplit("/", 1)[-1]
                 if missing.get(method):
                     continue
@@ -345,9 +366,17 @@ class CommandRun:
             rnd += 1
         self.result.stopped_because = "budget"
 
-    def _only_method_not_found(self, method: str) -> bool:
-        replies = [e.reply for e in self.session.app.exchanges if e.method == method and not e.fenced]
-        return bool(replies) and all((r.error or {}).get("code") == -32601 for r in replies)
+    def _only_method_not_found(self, method: str, at_least: int = 1) -> bool:
+        """The host answered every call of `method` so far with -32601 (it lacks the command)."""
+        seen = self.not_found.setdefault(method, [0, 0])  # [calls, -32601 answers]
+        exchanges = self.session.app.exchanges
+        for e in exchanges[self._scanned:]:
+            if e.fenced is None:
+                counts = self.not_found.setdefault(e.method, [0, 0])
+                counts[0] += 1
+                counts[1] += (e.reply.error or {}).get("code") == -32601
+        self._scanned = len(exchanges)
+        return seen[0] >= at_least and seen[0] == seen[1]
 
     def _settings(self, n: int, **extra: Any) -> Any:
         from hypothesis import HealthCheck, Phase, Verbosity, settings
@@ -364,13 +393,13 @@ class CommandRun:
         strategy = op.as_strategy(generation_mode=GenerationMode(mode))
         method = op.path.rsplit("/", 1)[-1]
 
-        op_deadline = time.monotonic() + self.config.operation_cap_s
+        op_deadline = time.monotonic() + self.op_cap if self.op_cap is not None else float("inf")
 
         @seed(_seed_for(self.config.seed, rnd, method, mode))
         @self._settings(self.config.examples)
         @given(strategy)
         def test(case: Any) -> None:
-            if self.over() or time.monotonic() > op_deadline:
+            if self._finished() or time.monotonic() > op_deadline or self._only_method_not_found(method, at_least=3):
                 raise _Stop
             self.scenario = []
             self.session.reset()
@@ -402,7 +431,7 @@ class CommandRun:
                 run.session.reset()
 
             def call(self, case: Any, **kwargs: Any) -> Any:
-                if run.over():
+                if run._finished():
                     raise _Stop
                 return run._execute(case, stateful=True)
 
@@ -443,6 +472,9 @@ class CommandRun:
 
         obs = session.observe(method, case.body, send, self.severity)
         self.result.calls += 1
+        phase = "stateful" if stateful else str(getattr(getattr(case.meta, "generation", None), "mode", "positive"))
+        self.result.phase_calls[phase] = self.result.phase_calls.get(phase, 0) + 1
+        self.result.method_calls[method] = self.result.method_calls.get(method, 0) + 1
         response = holder["response"]
         ex: Exchange | None = holder.get("exchange")
         if ex is None:
@@ -480,7 +512,7 @@ class CommandRun:
 
     def _found(self, v: Verdict, method: str, stateful: bool, obs: Observation) -> None:
         key = (v.check, method)
-        if key in self.seen:
+        if key in self.seen or self._finished():
             return
         self.seen.add(key)
         fx = self.session.fixture

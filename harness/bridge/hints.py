@@ -6,8 +6,9 @@ escape them, channel names; `FileFixture.hints`). The replacement is a `flatmap_
 the loaded schema, so it reaches every phase (positive, negative, stateful), and it is
 *type-preserving*, which keeps negative testing truthful:
 
-* a present field is replaced only when its current value already has the hinted type (a
-  string; an array of strings) — a field the negative generator broke stays broken;
+* a present field is replaced only when its current value already has the JSON type of the
+  hint values (a string, a boolean; an array of those) — a field the negative generator broke
+  stays broken;
 * an absent field is added only when it is optional — a "missing required field" mutation
   stays missing.
 
@@ -24,10 +25,11 @@ from hypothesis import strategies as st
 Hints = Mapping[str, Mapping[str, Sequence[Any]]]
 
 
-def _typed(value: Any, array: bool) -> bool:
+def _typed(value: Any, array: bool, sample: Any) -> bool:
+    """`value` has the JSON type of the hint values (`sample` is one of them)."""
     if array:
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    return isinstance(value, str)
+        return isinstance(value, list) and all(type(v) is type(sample) for v in value)
+    return type(value) is type(sample)
 
 
 def hinted_body(body: Any, hints: Mapping[str, Sequence[Any]], required: set[str],
@@ -45,12 +47,12 @@ def hinted_body(body: Any, hints: Mapping[str, Sequence[Any]], required: set[str
         if name not in properties:
             continue
         if name in body:
-            if not _typed(body[name], array):
+            if not _typed(body[name], array, values[0]):
                 continue
         elif name in required:
             continue
         pick = st.lists(st.sampled_from(list(values)), min_size=1, max_size=3) if array else st.sampled_from(list(values))
-        parts[name] = st.one_of(st.none(), pick)  # None: keep (or leave out) the field
+        parts[name] = st.one_of(pick, st.none())  # None: keep (or leave out) the field
     if not parts:
         return st.just(body)
 

@@ -61,6 +61,8 @@ def commands_command(args: argparse.Namespace) -> int:
         stateful_examples=args.stateful_examples, methods=methods, phases=phases,
         allow_remote=args.allow_remote, timeout_s=args.timeout, max_findings=args.max_findings,
         profile=args.profile, confinement_severity=args.confinement,
+        stop_when=(lambda f: SEVERITY_RANK.get(f.severity, 2) >= SEVERITY_RANK[args.fail_on])
+        if args.stop_on_first else None,
     )
     bus.emit(RunStarted(args.target, args.profile, seed, budget, ("commands",)))
     try:
@@ -112,6 +114,8 @@ def register(sub: Any) -> None:
                    help="allow a non-loopback host (the on-disk checks then see only this machine's disk)")
     p.add_argument("--timeout", type=float, default=5.0, help="per-command timeout in seconds (default 5)")
     p.add_argument("--max-findings", type=int, help="stop after this many findings")
+    p.add_argument("--stop-on-first", action="store_true",
+                   help="stop at the first finding at or above --fail-on (fail fast in CI)")
     p.add_argument("--out", help="output folder (default: reports/commands-<time>-seed<seed>)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=commands_command)

@@ -1,0 +1,98 @@
+"""`ahp-fuzz commands` finds every command-level defect of the embedded host, and the clean host's
+run is clean (fuzz tier: bounded, fixed seeds). Also: a host that is not ours (started with
+`host-cmd:`), and the command line with its exit codes and replay."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.bridge.fuzz import CommandRunConfig, run_commands
+
+pytestmark = pytest.mark.fuzz
+
+#: defect → (the command it lives in, the check that must catch it)
+DEFECTS = {
+    "resource-read-traversal": ("resourceRead", "CMD-CONFINEMENT"),
+    "resource-encoded-traversal": ("resourceList", "CMD-CONFINEMENT"),
+    "resource-symlink-write": ("resourceWrite", "CMD-CONFINEMENT"),
+    "resource-prefix-confusion": ("resourceResolve", "CMD-CONFINEMENT"),
+    "resource-read-dir-crash": ("resourceRead", "ST-SERVER-ERROR"),
+    "resource-createonly-clobber": ("resourceWrite", "CMD-PARTIAL-STATE"),
+    "subset-unchecked": ("createChat", "CMD-CHAT-SUBSET"),
+}
+
+
+def _hit(check: str, method: str) -> Any:
+    return lambda f: f.invariant == check and f.steps[f.failing_step].method == method
+
+
+@pytest.mark.parametrize("defect", sorted(DEFECTS))
+def test_each_command_defect_is_found_and_reproduces(spec_dir: Any, defect: str) -> None:
+    method, check = DEFECTS[defect]
+    result = run_commands(CommandRunConfig(
+        target=f"host:embedded?defect={defect}", spec=spec_dir, seed=1, budget_s=40, methods=(method,),
+        stop_when=_hit(check, method),
+    ))
+    found = [f for f in result.findings if _hit(check, method)(f)]
+    assert found, f"{defect}: {check} not found in {result.calls} calls ({[f.invariant for f in result.findings]})"
+    assert result.stopped_because == "stop-when"
+    assert found[0].extra["reproduced"] is True
+    assert found[0].severity == "violation"
+
+
+def test_clean_host_command_run_is_clean(spec_dir: Any) -> None:
+    result = run_commands(CommandRunConfig(target="host:embedded", spec=spec_dir, seed=1, budget_s=20,
+                                           examples=6, stateful_examples=4, verify=False))
+    serious = [(f.invariant, f.steps[f.failing_step].method, f.message) for f in result.findings
+               if f.severity in ("violation", "divergence")]
+    assert serious == []
+    assert result.calls > 50
+    assert result.phase_calls.get("positive", 0) > 0 and result.phase_calls.get("negative", 0) > 0
+
+
+def test_stateful_phase_chains_linked_commands(spec_dir: Any) -> None:
+    result = run_commands(CommandRunConfig(
+        target="host:embedded", spec=spec_dir, seed=2, budget_s=15, phases=("stateful",),
+        methods=("createSession", "createChat", "fetchTurns", "listSessions", "disposeSession", "resourceList"),
+        stateful_examples=6, verify=False))
+    assert result.phase_calls.get("stateful", 0) > 0, result.notices
+    assert {"createSession", "createChat"} <= set(result.method_calls)
+    assert [f for f in result.findings if f.severity == "violation"] == []
+
+
+def test_a_host_that_is_not_ours_is_fuzzed_the_same_way(spec_dir: Any) -> None:
+    target = f"host-cmd:{sys.executable} -m harness.cli host --port 0 --defect resource-read-traversal"
+    result = run_commands(CommandRunConfig(target=target, spec=spec_dir, seed=1, budget_s=40,
+                                           methods=("resourceRead",),
+                                           stop_when=_hit("CMD-CONFINEMENT", "resourceRead")))
+    found = [f for f in result.findings if f.invariant == "CMD-CONFINEMENT"]
+    assert found and found[0].severity == "divergence"  # not our host: its policy is not known to us
+    assert found[0].extra["reproduced"] is True
+
+
+def test_cli_exit_codes_findings_and_replay(spec_dir: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.cli import main
+
+    monkeypatch.setenv("AHP_SPEC_DIR", str(spec_dir.path))
+    out = tmp_path / "run"
+    rc = main(["commands", "--target", "host:embedded?defect=resource-read-traversal", "--methods", "resourceRead",
+               "--budget", "60s", "--seed", "1", "--stop-on-first", "--out", str(out), "--quiet"])
+    assert rc == 1
+    files = sorted((out / "findings").glob("cmd-confinement-*.json"))
+    assert len(files) == 1
+    data = json.loads(files[0].read_text())
+    assert data["format"] == "ahp-fuzz/command-finding" and data["invariant"]["id"] == "CMD-CONFINEMENT"
+    assert "${ROOT}" in json.dumps(data["steps"]) and "/tmp/" not in json.dumps(data["steps"])
+    report = json.loads((out / "report.json").read_text())
+    assert "CMD-CONFINEMENT" in [f["invariant"] for f in report["findings"]]
+    assert (out / "junit.xml").is_file()
+    assert main(["replay", str(files[0])]) == 1
+    assert main(["replay", str(files[0]), "--target", "host:embedded"]) == 0
+    clean = main(["commands", "--target", "host:embedded", "--methods", "resourceRead,resourceList",
+                  "--budget", "4s", "--seed", "1", "--no-stateful", "--out", str(tmp_path / "clean"), "--quiet"])
+    assert clean == 0
