@@ -62,8 +62,9 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 sys.path.insert(0, str(ROOT))
 
-#: Not reducers: the wire codec, the profile/context plumbing and the payload shape check.
-NOT_REDUCERS = {"codec.py", "profile.py", "payloads.py", "__init__.py"}
+#: Not reducers: the wire codec, the profile plumbing and its detection rules, the payload shape
+#: check (the stepper calls it before reducing) and the collection-attachment draft (opt-in profile).
+NOT_REDUCERS = {"codec.py", "profile.py", "profile_rule.py", "payloads.py", "collections.py", "__init__.py"}
 
 
 def schema_only(schemas: SchemaSet) -> Callable[..., st.SearchStrategy[Any]]:
@@ -140,6 +141,10 @@ def one_run(name: str, budget: float, seed: int, schemas: SchemaSet | None, *, t
         "pairs": len({(t, o) for (_, t, o) in counter.counts}),
         "outcomes": len({o for (_, _, o) in counter.counts}),
         "types": len({t for (_, t, _) in counter.counts}),
+        "appliedTypes": len({t for (_, t, o) in counter.counts if o == "applied"}),
+        "guardPairs": len({(t, o) for (_, t, o) in counter.counts if o.startswith("no-op")}),
+        "rejectedSteps": sum(n for (_, _, o), n in counter.counts.items() if o == "rejected"),
+        "classifiedSteps": sum(counter.counts.values()),
         "found": found,
     }
     if sampler:
@@ -230,7 +235,7 @@ def part_campaign(seconds: float, seed: int) -> list[dict[str, Any]]:
                    "--coverage-every", str(cov_every)]
             subprocess.run(cmd, cwd=ROOT, check=False, capture_output=True, timeout=seconds + 120)
             rep = json.loads((out / "report.json").read_text())
-            rows.append({"workers": workers, "coverage": "traced in worker 0" if cov_every else "off",
+            rows.append({"workers": workers, "coverage": "measured (record + replay, every worker)" if cov_every else "off",
                          "steps": rep["steps"], "elapsed": rep["elapsedSeconds"],
                          "stepsPerSecond": rep["stepsPerSecond"],
                          "branchPercent": (rep.get("branchCoverage") or {}).get("percentBranches")})
@@ -255,13 +260,15 @@ def render(args: argparse.Namespace, cov: list[dict[str, Any]] | None, mut: list
         lines += [
             f"## 1. Same budget ({args.budget:g} s), same seed, same initial states",
             "",
-            "| generator | steps | steps/s | branch coverage, harness/reference | reducer modules | (type, outcome) pairs | distinct outcomes | action types hit |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| generator | steps | steps/s | branch coverage, harness/reference | reducer modules | (type, outcome) pairs | distinct outcomes | action types hit | types that changed state | (type, no-op guard) pairs | valid steps rejected as malformed |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in cov:
+            rej = f"{r['rejectedSteps']}/{r['classifiedSteps']}" if "rejectedSteps" in r else "–"
             lines.append(
                 f"| {r['generator']} | {r['steps']:,} | {r['stepsPerSecond']:,.0f} | {r['branchPercent']:.1f}% | "
-                f"{r['reducerBranchPercent']:.1f}% ({r['reducerBranches']}) | {r['pairs']} | {r['outcomes']} | {r['types']} |"
+                f"{r['reducerBranchPercent']:.1f}% ({r['reducerBranches']}) | {r['pairs']} | {r['outcomes']} | {r['types']} | "
+                f"{r.get('appliedTypes', '–')} | {r.get('guardPairs', '–')} | {rej} |"
             )
         names = sorted(set(cov[0]["files"]) | set(cov[1]["files"]))
         lines += ["", "Per module (branch coverage):", "", "| module | state-aware | schema-only |", "|---|---:|---:|"]

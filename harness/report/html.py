@@ -184,7 +184,7 @@ _JS = r"""
   function fmt(v){ if(v===null||v===undefined) return '–'; if(typeof v==='number') return (Math.round(v*10)/10).toLocaleString('en-US'); return String(v); }
   function set(field, v){ var el=document.querySelector('[data-field="'+field+'"]'); if(el){ el.textContent=fmt(v); el.setAttribute('data-value', v===null||v===undefined?'':String(v)); } }
   var bc = R.branchCoverage || null, oc = R.outcomes || {}, camp = R.campaign || {};
-  set('status', R.status); set('target', R.target); set('profile', R.profile); set('seed', R.seed);
+  set('status', R.status); set('target', R.target); set('profile', R.profile); set('seed', R.seed === null || R.seed === undefined ? null : String(R.seed));
   set('elapsedSeconds', R.elapsedSeconds); set('examples', R.examples); set('steps', R.steps);
   set('stepsPerSecond', R.stepsPerSecond); set('findings', (R.findings||[]).length);
   var known = 0; for (var k in (R.known||{})) known++; set('known', known);
@@ -264,7 +264,7 @@ _PAGE = """<!DOCTYPE html>
 <section id="coverage"><h2>Spec coverage: action type × outcome</h2>
 <p>Outcomes are classified from the reference model's state before and after each valid step
 (docs/campaign.md); an invariant is exercised by a step when the registry runs it for that state kind and action type.</p>
-<table class="matrix" id="matrix"></table>
+<div style="overflow-x:auto"><table class="matrix" id="matrix"></table></div>
 <h3>Branch coverage of the reference model</h3>{branch_files}</section>
 <section id="invariants"><h2>Invariants</h2>
 <table><tr><th>id</th><th>title</th><th>severity</th><th>scope</th><th>checked</th><th>steps exercised</th><th>findings</th><th>known seen</th><th>spec source</th></tr>
