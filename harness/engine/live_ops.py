@@ -238,7 +238,7 @@ def chat_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
 
 def _chat_attachment(data: st.DataObject, run: LiveRun, here: str) -> dict[str, Any]:
     chats = [ch for ch in run.channels("chat") if ch != here] or [here]
-    ref = data.draw(st.sampled_from([*chats, "ahp-chat:/fz-nowhere"]), label="referenced chat")
+    ref = data.draw(st.sampled_from([*chats, f"ahp-chat:/fz-{run.token}-nowhere"]), label="referenced chat")
     att: dict[str, Any] = {"type": "chat", "label": "earlier chat", "resource": ref}
     mode = data.draw(st.sampled_from(("none", "latest", "first", "bogus")), label="endTurn")
     done = run.completed_turns(ref) or []

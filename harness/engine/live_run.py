@@ -315,6 +315,10 @@ class LiveRun:
     def ready_clients(self) -> list[SimClient]:
         return [c for _, c in sorted(self.clients.items()) if c.ready]
 
+    def ours(self, uri: str) -> bool:
+        """A URI of this run's own namespace (`fz-<token>-…`) that the run never created."""
+        return f"fz-{self.token}-" in uri and uri not in self.kinds
+
     def agent_caps(self) -> dict[str, Any]:
         for c in self.ready_clients():
             root = c.view.confirmed.get(ROOT) or {}
@@ -357,15 +361,24 @@ class LiveRun:
         either way)."""
         a = d.action
         if d.channel not in self.kinds:
-            d.silent = True  # WIRE.md §5.3: action on a non-existent channel is silently ignored
+            # WIRE.md §5.3: an action on a non-existent channel is silently ignored. Only a URI of
+            # this run's own namespace is known not to exist (another client may own any other).
+            d.silent = self.ours(d.channel)
             return
         t = d.type
         version = client.view.version or "0.7.0"
+        state = client.view.confirmed.get(d.channel) or {}
+        if t == "session/defaultChatChanged":
+            # Server-only in the generated table, client-dispatchable in the session-channel prose
+            # (WIRE.md §14): only the catalog rule is certain (INV-026).
+            chats = {c.get("resource") for c in state.get("chats") or [] if isinstance(c, dict)}
+            if a.get("defaultChat") not in chats:
+                d.must_reject, d.reason = "INV-026", "defaultChat names no chat of the catalog"
+            return
         intro = introduced_in(t)
         if intro is not None and intro <= parse_version(version) and not is_client_dispatchable(t, version):
             d.must_reject, d.reason = "INV-053", f"{t} is not client-dispatchable"
             return
-        state = client.view.confirmed.get(d.channel) or {}
         caps = self.agent_caps()
         wd = caps.get("multipleWorkingDirectories")
         if t == "chat/turnCancelled":
@@ -414,10 +427,10 @@ class LiveRun:
         ref = att.get("resource")
         turns = self.completed_turns(ref) if isinstance(ref, str) else None
         if not isinstance(ref, str) or self.kinds.get(ref) != "chat":
-            if isinstance(ref, str) and kind_of_uri(ref) == "chat" and ref not in self.kinds and self.token not in ref:
+            if isinstance(ref, str) and kind_of_uri(ref) == "chat" and self.ours(ref):
                 d.must_reject, d.reason = "INV-044", f"a chat attachment names an unknown chat {ref!r}"
                 return False
-            return True
+            return True  # a chat this run does not know may still exist on the host
         state = self.state(ref) or {}
         if "endTurn" in att:
             known = {t.get("id") for t in state.get("turns") or [] if isinstance(t, dict)}
