@@ -15,6 +15,7 @@ over ops, bounded), replays it once, and goes on with that invariant suppressed.
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -61,6 +62,11 @@ class LiveConfig:
     shrink_budget_s: float = 10.0
     database: Path | None = None
     control: RunControl | None = None
+    #: Run tokens (the `fz-<token>-` namespace of URIs and client ids) derive from the seed and this
+    #: salt; None: a random salt per campaign, so that runs against a long-lived host never collide.
+    #: A fixed salt against a fresh host makes a run repeatable (the embedded agent's answers are
+    #: seeded by chat URI).
+    token_salt: str | None = None
 
 
 class LiveFindingFailure(AssertionError):
@@ -80,6 +86,8 @@ class LiveRecorder:
     #: The first failure of the current chunk (Hypothesis may re-run the example; the first
     #: failing run's trace is the one kept).
     failure: LiveFindingFailure | None = None
+    made: int = 0  # machine runs started (tokens are numbered by it)
+    salt: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
 def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
@@ -88,11 +96,14 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
     if not names:
         raise ValueError("every live scenario has weight 0")
     bag = [n for n in names for _ in range(cfg.weights[n])]
+    salt = cfg.token_salt if cfg.token_salt is not None else rec.salt
 
     class LiveMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.run = LiveRun(cfg.url, loop=loop, request_timeout_s=cfg.request_timeout_s,
+            rec.made += 1
+            token = hashlib.sha256(f"{salt}:{cfg.seed}:{rec.made}".encode()).hexdigest()[:8]
+            self.run = LiveRun(cfg.url, loop=loop, token=token, request_timeout_s=cfg.request_timeout_s,
                                snapshot_every=cfg.snapshot_every, skip=cfg.skip)
 
         def _do(self, ops: list[dict[str, Any]]) -> None:

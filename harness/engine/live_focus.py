@@ -95,7 +95,8 @@ def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, ma
 
     try:
         cfg = LiveConfig(url=target.url, target_spec=spec, seed=seed, budget_s=budget_s,
-                         max_findings=max_findings, stop_on=caught_by(defect) if defect else frozenset(), shrink_budget_s=shrink_budget_s, control=control,
+                         max_findings=max_findings, stop_on=caught_by(defect) if defect else frozenset(),
+                         token_salt="focused",  # a fresh host: the same seed gives the same run shrink_budget_s=shrink_budget_s, control=control,
                          weights={**{k: 0 for k in _ALL}, **(weights or w)} if (weights or w) else _defaults())
         summary = run_live_campaign(cfg, EventBus(sink))
         result.steps, result.elapsed_s = summary.steps, summary.elapsed_s
