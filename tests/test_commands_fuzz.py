@@ -15,16 +15,19 @@ from harness.bridge.fuzz import CommandRunConfig, run_commands
 
 pytestmark = pytest.mark.fuzz
 
-#: defect → (the command it lives in, the check that must catch it)
+#: defect → (the command it lives in, the check that must catch it, a seed that finds it early)
 DEFECTS = {
-    "resource-read-traversal": ("resourceRead", "CMD-CONFINEMENT"),
-    "resource-encoded-traversal": ("resourceList", "CMD-CONFINEMENT"),
-    "resource-symlink-write": ("resourceWrite", "CMD-CONFINEMENT"),
-    "resource-prefix-confusion": ("resourceResolve", "CMD-CONFINEMENT"),
-    "resource-read-dir-crash": ("resourceRead", "ST-SERVER-ERROR"),
-    "resource-createonly-clobber": ("resourceWrite", "CMD-PARTIAL-STATE"),
-    "subset-unchecked": ("createChat", "CMD-CHAT-SUBSET"),
+    "resource-read-traversal": ("resourceRead", "CMD-CONFINEMENT", 2),
+    "resource-encoded-traversal": ("resourceList", "CMD-CONFINEMENT", 3),
+    "resource-symlink-write": ("resourceWrite", "CMD-CONFINEMENT", 1),
+    "resource-prefix-confusion": ("resourceResolve", "CMD-CONFINEMENT", 1),
+    "resource-read-dir-crash": ("resourceRead", "ST-SERVER-ERROR", 1),
+    "resource-createonly-clobber": ("resourceWrite", "CMD-PARTIAL-STATE", 3),
+    "subset-unchecked": ("createChat", "CMD-CHAT-SUBSET", 3),
 }
+#: A bound that is never the reason a test passes: runs stop at the expected finding, and
+#: without a per-operation time cap the examples tried depend on the seed only.
+BOUND_S = 120
 
 
 def _hit(check: str, method: str) -> Any:
@@ -33,10 +36,10 @@ def _hit(check: str, method: str) -> Any:
 
 @pytest.mark.parametrize("defect", sorted(DEFECTS))
 def test_each_command_defect_is_found_and_reproduces(spec_dir: Any, defect: str) -> None:
-    method, check = DEFECTS[defect]
+    method, check, seed = DEFECTS[defect]
     result = run_commands(CommandRunConfig(
-        target=f"host:embedded?defect={defect}", spec=spec_dir, seed=1, budget_s=40, methods=(method,),
-        stop_when=_hit(check, method),
+        target=f"host:embedded?defect={defect}", spec=spec_dir, seed=seed, budget_s=BOUND_S, methods=(method,),
+        operation_cap_s=None, stop_when=_hit(check, method),
     ))
     found = [f for f in result.findings if _hit(check, method)(f)]
     assert found, f"{defect}: {check} not found in {result.calls} calls ({[f.invariant for f in result.findings]})"
@@ -46,8 +49,8 @@ def test_each_command_defect_is_found_and_reproduces(spec_dir: Any, defect: str)
 
 
 def test_clean_host_command_run_is_clean(spec_dir: Any) -> None:
-    result = run_commands(CommandRunConfig(target="host:embedded", spec=spec_dir, seed=1, budget_s=20,
-                                           examples=6, stateful_examples=4, verify=False))
+    result = run_commands(CommandRunConfig(target="host:embedded", spec=spec_dir, seed=1, budget_s=8,
+                                           examples=5, stateful_examples=4, verify=False))
     serious = [(f.invariant, f.steps[f.failing_step].method, f.message) for f in result.findings
                if f.severity in ("violation", "divergence")]
     assert serious == []
@@ -57,7 +60,7 @@ def test_clean_host_command_run_is_clean(spec_dir: Any) -> None:
 
 def test_stateful_phase_chains_linked_commands(spec_dir: Any) -> None:
     result = run_commands(CommandRunConfig(
-        target="host:embedded", spec=spec_dir, seed=2, budget_s=15, phases=("stateful",),
+        target="host:embedded", spec=spec_dir, seed=2, budget_s=6, phases=("stateful",),
         methods=("createSession", "createChat", "fetchTurns", "listSessions", "disposeSession", "resourceList"),
         stateful_examples=6, verify=False))
     assert result.phase_calls.get("stateful", 0) > 0, result.notices
@@ -67,8 +70,8 @@ def test_stateful_phase_chains_linked_commands(spec_dir: Any) -> None:
 
 def test_a_host_that_is_not_ours_is_fuzzed_the_same_way(spec_dir: Any) -> None:
     target = f"host-cmd:{sys.executable} -m harness.cli host --port 0 --defect resource-read-traversal"
-    result = run_commands(CommandRunConfig(target=target, spec=spec_dir, seed=1, budget_s=40,
-                                           methods=("resourceRead",),
+    result = run_commands(CommandRunConfig(target=target, spec=spec_dir, seed=2, budget_s=BOUND_S,
+                                           methods=("resourceRead",), operation_cap_s=None,
                                            stop_when=_hit("CMD-CONFINEMENT", "resourceRead")))
     found = [f for f in result.findings if f.invariant == "CMD-CONFINEMENT"]
     assert found and found[0].severity == "divergence"  # not our host: its policy is not known to us
@@ -81,7 +84,7 @@ def test_cli_exit_codes_findings_and_replay(spec_dir: Any, tmp_path: Path, monke
     monkeypatch.setenv("AHP_SPEC_DIR", str(spec_dir.path))
     out = tmp_path / "run"
     rc = main(["commands", "--target", "host:embedded?defect=resource-read-traversal", "--methods", "resourceRead",
-               "--budget", "60s", "--seed", "1", "--stop-on-first", "--out", str(out), "--quiet"])
+               "--budget", "120s", "--seed", "2", "--stop-on-first", "--out", str(out), "--quiet"])
     assert rc == 1
     files = sorted((out / "findings").glob("cmd-confinement-*.json"))
     assert len(files) == 1
@@ -96,3 +99,25 @@ def test_cli_exit_codes_findings_and_replay(spec_dir: Any, tmp_path: Path, monke
     clean = main(["commands", "--target", "host:embedded", "--methods", "resourceRead,resourceList",
                   "--budget", "4s", "--seed", "1", "--no-stateful", "--out", str(tmp_path / "clean"), "--quiet"])
     assert clean == 0
+
+
+def test_multiroot_check_on_a_host_without_the_capability() -> None:
+    """A separate host process that does not advertise multipleWorkingDirectories keeps only the
+    first directory (the spec's rule), so CMD-MULTIROOT stays quiet on it; keeping both is the
+    counterexample (tests/test_bridge_checks.py)."""
+    from harness.bridge.checks import multiroot
+    from harness.bridge.fuzz import CommandSession
+
+    s = CommandSession(f"host-cmd:{sys.executable} -m harness.cli host --port 0 --single-directory", None)
+    try:
+        assert s.multiroot is False
+        s.setup()
+        a, b = s.fixture.session_uris
+        p = {"channel": "ahp-session:/two", "workingDirectories": [a, b]}
+        obs = s.observe("createSession", p, lambda: s.call("createSession", p), "divergence")
+        assert obs.reply.ok
+        assert obs.sessions_after is not None
+        assert obs.sessions_after["ahp-session:/two"]["workingDirectories"] == [a]
+        assert multiroot(obs) is None
+    finally:
+        s.close()
