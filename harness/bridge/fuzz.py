@@ -5,14 +5,17 @@
 1. builds the file fixture (fixture.py) and starts or reaches the target (`host:embedded`,
    `ws://…`, `host-cmd:…`; loopback only unless `allow_remote`);
 2. opens one initialised connection (`HostLink`), creates the two baseline sessions (alpha,
-   beta) — the trace's setup steps — and builds the OpenAPI document with the fixture's hints;
-3. loads it with `schemathesis.openapi.from_asgi` over `BridgeApp` and runs rounds until the
-   budget is spent: every operation (in a seeded order per round; each gets at most
+   beta) — the trace's setup steps — and builds the OpenAPI document from the spec directory;
+3. loads it with `schemathesis.openapi.from_asgi` over `BridgeApp`, adds the fixture's
+   generation hints (hints.py) as a schema hook, and runs rounds until the
+   budget is spent: every operation (the commands the hints aim at first, each group in a
+   seeded order per round; each gets at most
    `budget / (2 × operations + 2)` seconds, capped at `operation_cap_s`, per mode and round) with
    positive then negative data (`operation.as_strategy`, Hypothesis-seeded from `--seed`, the
    round and the method), then the stateful phase
    (`schema.as_state_machine()`, links from the document);
-4. around every call: the disk snapshot and `listSessions` before and after; schemathesis'
+4. before every example the host is reset to the setup state (`CommandSession.reset`); around
+   every call: the disk snapshot and `listSessions` before and after; schemathesis'
    `not_a_server_error`, `response_schema_conformance`, `status_code_conformance`,
    `negative_data_rejection` and our checks (checks.py);
 5. a failure becomes a `CommandFinding` (setup + the failing call, or the stateful scenario),
@@ -26,8 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -310,12 +312,9 @@ class CommandRun:
 
     def run(self) -> CommandRunResult:
         self.start = time.monotonic()
-        try:
-            self.session = CommandSession(self.config.target, self.config.spec, seed=self.config.seed,
-                                          allow_remote=self.config.allow_remote, timeout_s=self.config.timeout_s,
-                                          profile=self.config.profile, methods=self.config.methods)
-        except Exception:
-            raise
+        self.session = CommandSession(self.config.target, self.config.spec, seed=self.config.seed,
+                                      allow_remote=self.config.allow_remote, timeout_s=self.config.timeout_s,
+                                      profile=self.config.profile, methods=self.config.methods)
         try:
             self.setup_steps = self.session.setup()
             for step in self.setup_steps:
@@ -554,12 +553,3 @@ class CommandRun:
 def run_commands(config: CommandRunConfig, emit: Callable[[Any], None] | None = None) -> CommandRunResult:
     """Fuzz the target's commands (see the module docstring)."""
     return CommandRun(config, emit).run()
-
-
-@contextmanager
-def command_session(target: str, spec: SpecDir | None, **kwargs: Any) -> Iterator[CommandSession]:
-    session = CommandSession(target, spec, **kwargs)
-    try:
-        yield session
-    finally:
-        session.close()
