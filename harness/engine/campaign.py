@@ -88,8 +88,9 @@ class RunConfig:
     max_findings: int | None = None
     database: Path | None = None  # a shared Hypothesis example database (an accelerator only)
     shrink_budget_s: float = 10.0  # time the trace shrinker may spend per finding
-    #: Campaigns: classify each valid step's outcome (see Recorder.on_step) and let Hypothesis
-    #: hill-climb on new (type, outcome) pairs in its target phase.
+    #: Campaigns: classify each valid step's outcome (see Recorder.on_step); the labels go to
+    #: `event()` and reward the bandit's arms for new (type, outcome) pairs. (Hypothesis' target
+    #: phase on them was measured to narrow the search: bench/results/coverage.md § 5.)
     step_hook: Callable[[str, Any, Any, Any, bool], str | None] | None = None
     #: The run's clock and stop flag (made from `budget_s` when not given). The command line
     #: passes its own, started before the target, so that the signal handlers can reach it.
@@ -245,8 +246,7 @@ def _campaign_loop(
             report_multiple_bugs=False,
             verbosity=Verbosity.quiet,
             # Hypothesis finds; the trace shrinker (engine/shrink.py) minimises, bounded in time.
-            phases=([Phase.reuse] if database else []) + [Phase.generate]
-            + ([Phase.target] if config.step_hook else []),
+            phases=[Phase.reuse, Phase.generate] if database else [Phase.generate],
             suppress_health_check=list(HealthCheck),
         )
         recorder.failure = None

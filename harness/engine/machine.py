@@ -198,14 +198,16 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 event(f"changed {label}")
             if adversarial:
                 event("adversarial action (probe)")
-            elif rec.on_step is not None:
+            outcome = None
+            if not adversarial and rec.on_step is not None:
                 outcome = rec.on_step(kind, before, action, stepper.reference, result.malformed)
                 if outcome is not None:
                     event(outcome)
                     if outcome not in rec.outcomes_seen:
                         rec.outcomes_seen.add(outcome)
                         self.new_outcomes += 1
-            pair = (kind, label, "changed" if changed else "malformed" if result.malformed else "same")
+            # With an outcome hook the bandit is rewarded for new (type, outcome) pairs, guards included.
+            pair = (kind, label, outcome or ("changed" if changed else "malformed" if result.malformed else "same"))
             if pair not in rec.pairs_seen:
                 rec.pairs_seen.add(pair)
                 rec.arm_new_pairs[self.arm] += 1
