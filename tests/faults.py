@@ -132,3 +132,32 @@ def assert_gone(*pidfiles: Path, timeout: float = 5.0) -> None:
         for p in pids:  # never leave one behind, whatever the assertion says
             if not gone(p):
                 os.kill(p, signal.SIGKILL)
+
+
+def run_many(base: Path, scenarios: dict[str, list[str]], timeout: float = 120.0) -> dict[str, Finished]:
+    """Run several `ahp-fuzz run`s at once (they mostly wait on budgets and timeouts), each in
+    `base/<name>`; `{dir}` in an argument is that folder (for pid files). Each run's time is
+    measured to its own end."""
+    import threading
+
+    results: dict[str, Finished] = {}
+    errors: list[BaseException] = []
+
+    def one(name: str, args: list[str]) -> None:
+        folder = base / name
+        folder.mkdir(parents=True)
+        t0 = time.monotonic()
+        try:
+            proc, out = start(folder, *(a.replace("{dir}", str(folder)) for a in args))
+            results[name] = finish(proc, out, t0, timeout)
+        except BaseException as e:  # reported in the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=one, args=item) for item in scenarios.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results
