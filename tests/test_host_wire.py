@@ -430,3 +430,25 @@ def test_060_peer_never_sees_chat_subsets_even_without_session_directories(host:
             assert (await new.subscribe(S))["state"]["chats"][-1]["workingDirectories"] == []
 
     run(go)
+
+
+def _answer_types(session: str, turn_prefix: str) -> list[list[str]]:
+    with start_host(seed=3) as h:
+
+        async def go() -> list[list[str]]:
+            async with await _client(h.url) as c:
+                chat = await c.create_session(session, DIRS)
+                out = []
+                for i in range(5):
+                    c.notes.clear()
+                    await c.run_turn(chat, f"{turn_prefix}{i}", f"message {i}")
+                    out.append([e["action"]["type"] for e in c.envelopes(chat)])
+                return out
+
+        return run(go)
+
+
+def test_agent_answers_do_not_depend_on_uris_or_turn_ids() -> None:
+    first = _answer_types("ahp-session:/run-a", "a")
+    assert first == _answer_types("ahp-session:/other-name", "zz-")
+    assert len({tuple(t) for t in first}) > 1  # the turns do differ from one another

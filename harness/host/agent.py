@@ -1,7 +1,8 @@
 """The scripted agent: answers each user turn with server-originated actions, deterministically.
 
 A turn's script is a list of steps drawn from a `random.Random` seeded with
-`(seed, chat, turnId)` — never the clock — so the same turn always gets the same answer:
+`(seed, turn ordinal in its chat, message text)` — never the clock, never a URI or id — so the
+same conversation always gets the same answers, whatever names the client picked:
 a markdown part with deltas, sometimes a reasoning part, sometimes a tool call that needs the
 user's confirmation, sometimes an input request, then usage and `chat/turnComplete`.
 
@@ -49,8 +50,11 @@ class Script:
     waiting: Wait | None = field(default=None)
 
 
-def build_script(seed: int, chat: str, turn_id: str, text: str) -> Script:
-    rng = random.Random(f"{seed}|{chat}|{turn_id}")
+def build_script(seed: int, ordinal: int, turn_id: str, text: str) -> Script:
+    """The script of a chat's `ordinal`-th turn (0-based). The choices depend on the seed, the
+    ordinal and the message text only — never on URIs or ids, which a client may randomise per
+    run — so replaying the same conversation under other names gives the same answers."""
+    rng = random.Random(f"{seed}|{ordinal}|{text}")
     t = turn_id
     md = f"{t}.md"
     steps: list[Step] = [
@@ -119,14 +123,15 @@ class Agent:
         self.seed = seed
         self._scripts: dict[str, Script] = {}
 
-    def on_client_action(self, chat: str, action: Mapping[str, Any]) -> None:
-        """Start, resume or drop the chat's script in reaction to an accepted client action."""
+    def on_client_action(self, chat: str, action: Mapping[str, Any], ordinal: int = 0) -> None:
+        """Start, resume or drop the chat's script in reaction to an accepted client action
+        (`ordinal`: how many turns the chat had before this one, for `chat/turnStarted`)."""
         t = action.get("type")
         script = self._scripts.get(chat)
         if t == "chat/turnStarted":
             message = action.get("message")
             text = message.get("text", "") if isinstance(message, Mapping) else ""
-            self._scripts[chat] = build_script(self.seed, chat, str(action.get("turnId")), str(text))
+            self._scripts[chat] = build_script(self.seed, ordinal, str(action.get("turnId")), str(text))
         elif script is None:
             return
         elif t == "chat/turnCancelled" or t == "chat/truncated":

@@ -158,6 +158,7 @@ def dispatch_action(host: Host, conn: Connection, params: Params) -> Any:
         host.emit(uri, action, origin=origin, rejection="an action needs a string type")
         return None
     reason, action = validation.check(host, conn, uri, ch, action)
+    before_turns = ch.state.get("turns", [])
     if reason is None:
         try:
             host.reduce(uri, action)
@@ -181,7 +182,7 @@ def dispatch_action(host: Host, conn: Connection, params: Params) -> Any:
         host.emit(uri, action, origin=origin)
     host.after_change(uri)
     if ch.kind == "chat":
-        host.agent.on_client_action(uri, action)
+        host.agent.on_client_action(uri, action, len(before_turns))
         host.run_agent(uri)
     return None
 
@@ -298,7 +299,7 @@ def create_chat(host: Host, conn: Connection, params: Params) -> Any:
     if initial is not None:
         turn = {"type": "chat/turnStarted", "turnId": "turn-1", "startedAt": host.now_iso(), "message": initial}
         host.apply_server(chat, turn)
-        host.agent.on_client_action(chat, turn)
+        host.agent.on_client_action(chat, turn, 0)
         host.run_agent(chat)
     return None
 
