@@ -2,20 +2,39 @@
 mid-hang and mid-shrink. A signal ends the run within a second or two with the report finalized
 as "interrupted", junit.xml and the summary written, and the adapter's whole process group
 ended; kill -9 leaves a report that says "running" but agrees with the findings saved, and the
-next ahp-fuzz that reads it says the run died."""
+next ahp-fuzz that reads it says the run died.
+
+The four scenarios run at once (each in its own thread, timed on its own); the tests then
+check what each left behind.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
+import subprocess
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from tests.faults import adapter, assert_gone, cli, finish, read_report, start, wait_for
+import pytest
+
+from tests.faults import Finished, adapter, assert_gone, cli, finish, read_report, start, wait_for
 
 #: A stop must take no longer than this after the signal (generous for a loaded CI machine).
 STOP_S = 5.0
+
+
+@dataclass
+class Outcome:
+    folder: Path
+    done: Finished | None = None
+    took: float = 0.0  # from the signal to the end of the process
+    seen: str = ""  # stderr read before the signal
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _stepping(folder: Path) -> bool:
@@ -23,97 +42,161 @@ def _stepping(folder: Path) -> bool:
     return bool(report and report.get("progress", {}).get("steps", 0) > 0)
 
 
-def _signal_and_finish(proc, folder, sig: int, t0: float):  # type: ignore[no-untyped-def]
+def _signal(proc: subprocess.Popen[str], folder: Path, sig: int, t0: float, o: Outcome) -> None:
     sent = time.monotonic()
     os.kill(proc.pid, sig)
-    done = finish(proc, folder, t0, timeout=30)
-    return done, time.monotonic() - sent
+    o.done = finish(proc, folder, t0, timeout=30)
+    o.took = time.monotonic() - sent
 
 
-def test_sigint_mid_run_finalizes_the_report_and_ends_the_adapter_group(tmp_path: Path) -> None:
-    pid, child = tmp_path / "adapter.pid", tmp_path / "child.pid"
+def _sigint_mid_run(base: Path, o: Outcome) -> None:
     t0 = time.monotonic()
-    proc, folder = start(tmp_path, "--budget", "60s", "--target",
-                         adapter("--slow", "20", "--ignore-term", "--pidfile", str(pid),
-                                 "--child-pidfile", str(child)))
-    wait_for(lambda: _stepping(folder), 30, "the run to step")
-    done, took = _signal_and_finish(proc, folder, signal.SIGINT, t0)
-    assert done.rc == 130, done.stderr
-    assert took < STOP_S
-    report = done.report()
-    assert report["status"] == "interrupted" and report["stoppedBecause"] == "SIGINT"
-    assert report["progress"]["findings"] == len(report["findings"])
-    junit = (folder / "junit.xml").read_text()
-    assert "<error" in junit and "interrupted" in junit
-    assert "interrupted (SIGINT)" in done.stdout  # the summary is printed all the same
-    assert_gone(pid, child)
+    proc, folder = start(base, "--budget", "60s", "--target",
+                         adapter("--slow", "20", "--ignore-term", "--pidfile", f"{base}/adapter.pid",
+                                 "--child-pidfile", f"{base}/child.pid"))
+    o.folder = folder
+    wait_for(lambda: _stepping(folder), 40, "the run to step")
+    _signal(proc, folder, signal.SIGINT, t0, o)
 
 
-def test_sigterm_while_the_target_hangs_stops_at_once(tmp_path: Path) -> None:
-    """The step waits on a hung adapter with a 20 s timeout: SIGTERM does not wait it out.
-    Meanwhile the heartbeat keeps report.json current."""
-    pid = tmp_path / "adapter.pid"
+def _sigterm_mid_hang(base: Path, o: Outcome) -> None:
     t0 = time.monotonic()
-    proc, folder = start(tmp_path, "--budget", "60s", "--timeout", "20", "--kinds", "chat",
-                         "--target", adapter("--hang-after", "5", "--ignore-term", "--pidfile", str(pid)))
+    proc, folder = start(base, "--budget", "60s", "--timeout", "20", "--kinds", "chat", "--target",
+                         adapter("--hang-after", "5", "--ignore-term", "--pidfile", f"{base}/adapter.pid"))
+    o.folder = folder
     wait_for(lambda: (read_report(folder) or {}).get("progress", {}).get("elapsedSeconds", 0) >= 3,
-             30, "a heartbeat while the target hangs")
-    done, took = _signal_and_finish(proc, folder, signal.SIGTERM, t0)
-    assert done.rc == 143, done.stderr
-    assert took < STOP_S
-    report = done.report()
-    assert report["status"] == "interrupted" and report["stoppedBecause"] == "SIGTERM"
-    assert report["findings"] == []  # a hang cut short by the stop is not a finding
-    assert_gone(pid)
+             40, "a heartbeat while the target hangs")
+    _signal(proc, folder, signal.SIGTERM, t0, o)
 
 
-def test_sigterm_mid_shrink_keeps_the_finding(tmp_path: Path) -> None:
-    """Stopped while the shrinker replays candidates on a slow adapter: the finding is saved
-    (as far as it was shrunk), listed in the report, and the report says interrupted."""
-    pid = tmp_path / "adapter.pid"
+def _sigterm_mid_shrink(base: Path, o: Outcome) -> None:
     t0 = time.monotonic()
-    proc, folder = start(tmp_path, "--budget", "60s", "--kinds", "chat", "--target",
-                         adapter("--slow", "40", "--diverge-on", "chat/turnStarted", "--pidfile", str(pid)))
+    proc, folder = start(base, "--budget", "60s", "--kinds", "chat", "--target",
+                         adapter("--slow", "40", "--diverge-on", "chat/turnStarted",
+                                 "--pidfile", f"{base}/adapter.pid"))
+    o.folder = folder
     assert proc.stderr is not None
-    seen = ""
-    deadline = time.monotonic() + 40
-    while "shrinking" not in seen and time.monotonic() < deadline:
+    deadline = time.monotonic() + 50
+    while "shrinking" not in o.seen and time.monotonic() < deadline:
         line = proc.stderr.readline()
         if not line:
             break
-        seen += line
-    assert "shrinking" in seen, seen
+        o.seen += line
     time.sleep(0.3)
-    done, took = _signal_and_finish(proc, folder, signal.SIGTERM, t0)
-    assert done.rc == 143, seen + done.stderr
-    assert took < STOP_S
-    report = done.report()
+    _signal(proc, folder, signal.SIGTERM, t0, o)
+
+
+def _kill_9(base: Path, o: Outcome) -> None:
+    proc, folder = start(base, "--budget", "60s", "--kinds", "chat", "--target",
+                         adapter("--slow", "10", "--diverge-on", "chat/turnStarted",
+                                 "--pidfile", f"{base}/adapter.pid"))
+    o.folder = folder
+    wait_for(lambda: (r := read_report(folder)) and r["findings"], 50, "a finding")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=10)
+    o.extra["report"] = read_report(folder)
+    assert o.extra["report"] is not None
+    finding_file = Path(o.extra["report"]["findings"][0]["file"])
+    o.extra["finding_file"] = finding_file
+    o.extra["again"] = cli(base, "run", "--out", str(folder), "--budget", "1s")
+    o.extra["replayed"] = cli(base, "replay", str(finding_file), "--target", "reference")
+
+
+SCENARIOS: dict[str, Callable[[Path, Outcome], None]] = {
+    "sigint": _sigint_mid_run,
+    "hang": _sigterm_mid_hang,
+    "shrink": _sigterm_mid_shrink,
+    "kill9": _kill_9,
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    base = tmp_path_factory.mktemp("signals")
+    results: dict[str, Outcome] = {}
+    errors: dict[str, BaseException] = {}
+
+    def one(name: str, drive: Callable[[Path, Outcome], None]) -> None:
+        folder = base / name
+        folder.mkdir()
+        results[name] = o = Outcome(folder)
+        try:
+            drive(folder, o)
+        except BaseException as e:
+            errors[name] = e
+
+    threads = [threading.Thread(target=one, args=item) for item in SCENARIOS.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    results["_errors"] = Outcome(base, extra=errors)  # type: ignore[arg-type]
+    return results
+
+
+def _outcome(outcomes: dict[str, Outcome], name: str) -> Outcome:
+    error = outcomes["_errors"].extra.get(name)
+    if error is not None:
+        raise error
+    return outcomes[name]
+
+
+def test_sigint_mid_run_finalizes_the_report_and_ends_the_adapter_group(outcomes: dict[str, Outcome]) -> None:
+    o = _outcome(outcomes, "sigint")
+    assert o.done is not None and o.done.rc == 130, o.done and o.done.stderr
+    assert o.took < STOP_S
+    report = o.done.report()
+    assert report["status"] == "interrupted" and report["stoppedBecause"] == "SIGINT"
+    assert report["progress"]["findings"] == len(report["findings"])
+    junit = (o.done.out / "junit.xml").read_text()
+    assert "<error" in junit and "interrupted" in junit
+    assert "interrupted (SIGINT)" in o.done.stdout  # the summary is printed all the same
+    assert_gone(o.done.out.parent / "adapter.pid", o.done.out.parent / "child.pid")
+
+
+def test_sigterm_while_the_target_hangs_stops_at_once(outcomes: dict[str, Outcome]) -> None:
+    """The step waits on a hung adapter with a 20 s timeout: SIGTERM does not wait it out.
+    Meanwhile the heartbeat kept report.json current (the scenario waited for it)."""
+    o = _outcome(outcomes, "hang")
+    assert o.done is not None and o.done.rc == 143, o.done and o.done.stderr
+    assert o.took < STOP_S
+    report = o.done.report()
+    assert report["status"] == "interrupted" and report["stoppedBecause"] == "SIGTERM"
+    assert report["findings"] == []  # a hang cut short by the stop is not a finding
+    assert_gone(o.done.out.parent / "adapter.pid")
+
+
+def test_sigterm_mid_shrink_keeps_the_finding(outcomes: dict[str, Outcome]) -> None:
+    """Stopped while the shrinker replays candidates on a slow adapter: the finding is saved
+    (as far as it was shrunk), listed in the report, and the report says interrupted."""
+    import json
+
+    o = _outcome(outcomes, "shrink")
+    assert "shrinking" in o.seen, o.seen
+    assert o.done is not None and o.done.rc == 143, o.seen + o.done.stderr
+    assert o.took < STOP_S
+    report = o.done.report()
     assert report["status"] == "interrupted"
     (entry,) = report["findings"]
     assert entry["invariant"] == "INV-D01"
     saved = json.loads(Path(entry["file"]).read_text())
     assert saved["extra"]["shrink"].get("cutShort") == "SIGTERM" or saved["extra"].get("confirmed") is False
-    assert "FINDING INV-D01 [divergence]" in done.stdout
-    assert_gone(pid)
+    assert "FINDING INV-D01 [divergence]" in o.done.stdout
+    assert_gone(o.done.out.parent / "adapter.pid")
 
 
-def test_kill_9_leaves_a_consistent_report_and_the_next_reader_says_the_run_died(tmp_path: Path) -> None:
-    pid = tmp_path / "adapter.pid"
-    proc, folder = start(tmp_path, "--budget", "60s", "--kinds", "chat", "--target",
-                         adapter("--slow", "10", "--diverge-on", "chat/turnStarted", "--pidfile", str(pid)))
-    report = wait_for(lambda: (r := read_report(folder)) and r["findings"] and r, 40, "a finding")
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=10)
-    report = read_report(folder)
-    assert report is not None and report["status"] == "running"
+def test_kill_9_leaves_a_consistent_report_and_the_next_reader_says_the_run_died(
+    outcomes: dict[str, Outcome],
+) -> None:
+    o = _outcome(outcomes, "kill9")
+    report = o.extra["report"]
+    assert report["status"] == "running"
     assert report["progress"]["findings"] == len(report["findings"]) >= 1  # counters agree
-    finding_file = Path(report["findings"][0]["file"])
-    assert finding_file.is_file()  # nothing lost
-    assert_gone(pid)  # the adapter died with its parent (parent-death signal)
-
-    again = cli(tmp_path, "run", "--out", str(folder), "--budget", "1s")
+    assert o.extra["finding_file"].is_file()  # nothing lost
+    assert_gone(o.folder.parent / "adapter.pid")  # the adapter died with its parent (parent-death signal)
+    again = o.extra["again"]
     assert again.returncode == 2
     assert "died without finishing" in again.stderr
-    replayed = cli(tmp_path, "replay", str(finding_file), "--target", "reference")
+    replayed = o.extra["replayed"]
     assert "died without finishing" in replayed.stderr
     assert replayed.returncode == 0  # the reference model does not have the fault adapter's bug
