@@ -25,6 +25,7 @@ from .._common import (
     Json,
     id_from,
     iso_timestamps,
+    json_scalars,
     meta,
     non_negative_ints,
     obj,
@@ -225,13 +226,31 @@ def _confirmed(s: Json, ctx: ActionContext) -> Offer:
     return (HOT if targets else COLD), lambda: _call_id(c, targets, ctx).flatmap(one)
 
 
+#: Keys no tool-call field has: a result may carry them (the schema allows extra keys), and a
+#: reducer that spreads the result into the tool call copies them (INV-051's harmless side).
+EXTRA_RESULT_KEYS: Final = ("telemetry", "x-extra", "durationMs")
+_RESULTS: Final = weighted(
+    [
+        (0.85, msg.tool_call_results()),
+        (
+            0.15,
+            st.builds(
+                lambda r, extra: {**r, **extra},
+                msg.tool_call_results(),
+                st.dictionaries(st.sampled_from(EXTRA_RESULT_KEYS), json_scalars(), min_size=1, max_size=2),
+            ),
+        ),
+    ]
+)
+
+
 def _complete(s: Json, ctx: ActionContext) -> Offer:
     c = chat_view(s)
     targets = c.calls("running", "pending-confirmation", "auth-required")
 
     def one(tid: str) -> st.SearchStrategy[Json]:
         call = c.call(tid) or {}
-        result = msg.tool_call_results()
+        result = _RESULTS
         if call.get("status") == "auth-required":  # a successful completion would be a no-op
             result = result.map(lambda r: {**r, "success": False})
         return obj(
