@@ -35,6 +35,8 @@ def decode(text: str | bytes) -> Any:
         raise WireDecodeError(str(e)) from e
     except RecursionError as e:
         raise WireDecodeError("nesting too deep") from e
+    except ValueError as e:  # e.g. an integer literal beyond Python's int-conversion digit limit
+        raise WireDecodeError(str(e)) from e
 
 
 def encode(value: Any) -> str:
