@@ -10,8 +10,10 @@ of the reference model is served for mutation checks. A served object may also h
 `encode_state(state) -> state`: how it writes a state out (a typed client's encoder); the
 states it keeps under handles stay as reduced, what goes on the wire is encoded.
 
-The reference model is served with its payload checks on: a schema-invalid payload is
-answered with a `MalformedAction` error reply. The optional `roundTrip` request (announced
+`--strict` serves the reference model with its payload checks on (every schema-invalid
+payload, nested required fields included, is answered with a `MalformedAction` error reply);
+by default the handlers' own checks apply (the harness sends schema-invalid payloads only as
+probes, where any answer but a crash or a hang is fine). The optional `roundTrip` request (announced
 as `"roundTrip": true`) decodes and re-encodes a wire value with the model's JSON codec.
 
 The profile comes from `--profile`, else from the environment the harness sets
@@ -275,10 +277,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--forms", default="simple,fast", help="forms to announce (default: simple,fast)"
     )
     p.add_argument("--name", help="name to announce")
+    p.add_argument("--strict", action="store_true",
+                   help="serve the reference model with its payload checks on (schema-invalid "
+                   "payloads answered with an error)")
     args = p.parse_args(argv)
     try:
         profile = profile_from(args.profile)
-        model = load_model(args.model, profile) if args.model else Model(profile, check_payloads=True)
+        model = load_model(args.model, profile) if args.model else Model(profile, check_payloads=args.strict)
     except (ValueError, ImportError, AttributeError, TypeError) as e:
         print(f"reference_adapter: {e}", file=sys.stderr)
         return 2
