@@ -145,7 +145,9 @@ def _draw_on(
     run()
 
 
-def measure_changes(schemas: SchemaSet, n_states: int, per_state: int) -> dict[str, dict[str, Any]]:
+def measure_changes(
+    schemas: SchemaSet, n_states: int, per_state: int, generators: tuple[str, ...] = ("aware", "pools", "schema")
+) -> dict[str, dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for kind in KINDS:
         t0 = time.perf_counter()
@@ -161,6 +163,7 @@ def measure_changes(schemas: SchemaSet, n_states: int, per_state: int) -> dict[s
                 "pools": lambda s, t=t: action_of_type(t),
                 "schema": lambda s, t=t: schemas.action_strategy(t),
             }
+            gens = {g: f for g, f in gens.items() if g in generators}  # the others stay at 0/0
             _count_changes(kind, pool, targeted, gens, counts, per_state)
             rows[t] = {
                 g: {
@@ -181,6 +184,10 @@ def _share(x: dict[str, int]) -> float:
     return x["changed"] / x["total"] if x["total"] else float("nan")
 
 
+def _pct(x: float) -> str:
+    return "–" if x != x else f"{x:.0%}"  # NaN: the generator was not measured (--generators)
+
+
 def _tshare(x: dict[str, int]) -> str:
     return f"{x['changed_targeted'] / x['targeted']:.0%}" if x.get("targeted") else "–"
 
@@ -193,7 +200,7 @@ def changes_table(rows: dict[str, dict[str, Any]], n_states: int) -> str:
     ]
     for t, r in rows.items():
         lines.append(
-            f"| `{t}` | {_share(r['aware']):.0%} | {_share(r['pools']):.0%} | {_share(r['schema']):.0%} | "
+            f"| `{t}` | {_pct(_share(r['aware']))} | {_pct(_share(r['pools']))} | {_pct(_share(r['schema']))} | "
             f"{r['targeted_states']}/{n_states} | {_tshare(r['aware'])} | {_tshare(r['pools'])} | {_tshare(r['schema'])} | "
             f"{r['schema']['malformed']}/{r['schema']['total']} |"
         )
@@ -204,14 +211,14 @@ def changes_table(rows: dict[str, dict[str, Any]], n_states: int) -> str:
         }
         for g in gens
     }
-    mean = {g: statistics.mean(_share(r[g]) for r in rows.values()) for g in gens}
+    mean = {g: statistics.mean(_share(r[g]) for r in rows.values()) for g in gens}  # NaN if unmeasured
     lines.append(
-        f"| **all types (pooled)** | **{_share(pooled['aware']):.0%}** | **{_share(pooled['pools']):.0%}** | "
-        f"**{_share(pooled['schema']):.0%}** | | **{_tshare(pooled['aware'])}** | **{_tshare(pooled['pools'])}** | "
+        f"| **all types (pooled)** | **{_pct(_share(pooled['aware']))}** | **{_pct(_share(pooled['pools']))}** | "
+        f"**{_pct(_share(pooled['schema']))}** | | **{_tshare(pooled['aware'])}** | **{_tshare(pooled['pools'])}** | "
         f"**{_tshare(pooled['schema'])}** | |"
     )
     lines.append(
-        f"| **mean over types** | **{mean['aware']:.0%}** | **{mean['pools']:.0%}** | **{mean['schema']:.0%}** | | | | | |"
+        f"| **mean over types** | **{_pct(mean['aware'])}** | **{_pct(mean['pools'])}** | **{_pct(mean['schema'])}** | | | | | |"
     )
     return "\n".join(lines)
 
@@ -402,6 +409,11 @@ def main() -> int:
         help="python of a venv with hypothesis-jsonschema",
     )
     p.add_argument("--only", nargs="*", help="part 2: only these definitions")
+    p.add_argument(
+        "--generators",
+        default="aware,pools,schema",
+        help="part 1: generators to measure (schema-only is by far the slowest)",
+    )
     p.add_argument("--write", action="store_true")
     args = p.parse_args()
     spec = SpecDir.from_env(args.spec)
@@ -416,7 +428,9 @@ def main() -> int:
     raw: dict[str, Any] = {}
     if args.part in ("changes", "all"):
         print("part 1: share of actions that change state", file=sys.stderr)
-        rows = measure_changes(schemas, args.states, args.per_state)
+        rows = measure_changes(
+            schemas, args.states, args.per_state, tuple(args.generators.split(","))
+        )
         raw["changes"] = {
             "machine": machine,
             "states": args.states,

@@ -158,3 +158,38 @@ def test_bandit_weights_arms_by_new_coverage_and_starves_none() -> None:
     weights = Counter(bandit.chunk_arms())
     assert weights[("chat", 0)] > weights[("session", 0)] > weights[("terminal", 0)] >= 1
     assert bandit.chunk_arms(allowed=[("terminal", 0)]) == (("terminal", 0),) * 8
+
+
+def test_a_group_finding_is_the_failing_channels_trace_and_replays_alone() -> None:
+    # A chat defect found while a session and its chats are stepped together: the finding is the
+    # failing chat's own trace (it replays without the others) plus the interleaving in extra.
+    from hypothesis import HealthCheck, Phase, seed, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from harness.engine.campaign import _finding_from
+    from harness.engine.generation import pinned_constants
+    from harness.engine.machine import FindingFailure, MachineConfig, Recorder, build_machine
+
+    broken = ReferenceTarget(P, model=mutants.chat_directory_set_on_absent_is_noop(P))
+    model = Model(P, check_payloads=True)
+    machine = build_machine(MachineConfig(model=model, target=broken, target_is_model=False,
+                                          kinds=("chat", "session"), recorder=Recorder(), arms=(("group", 0),)))
+    failure = None
+    for chunk in range(6):
+        try:
+            with pinned_constants():
+                run_state_machine_as_test(seed(chunk)(machine), settings=settings(
+                    max_examples=15, stateful_step_count=25, deadline=None, database=None,
+                    phases=[Phase.generate], suppress_health_check=list(HealthCheck)))
+        except FindingFailure as e:
+            failure = e
+            break
+    assert failure is not None
+    group = failure.trace.extra["group"]
+    assert group["channels"][0]["kind"] == "session" and len(group["channels"]) >= 2
+    assert group["channels"][group["failingChannel"]]["kind"] == failure.trace.kind == "chat"
+    config = RunConfig(target=broken, target_spec="test:mutant", target_is_model=False, profile=P)
+    finding = _finding_from(failure, config, 0)
+    assert finding.extra["group"] == group
+    assert replay(finding, broken).reproduced
+    assert not replay(finding, ReferenceTarget(P), target_is_model=True).reproduced
