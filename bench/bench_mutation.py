@@ -563,6 +563,30 @@ def render(results: list[Outcome], s: dict[str, Any], command: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def rejudge(path: Path) -> int:
+    """Apply the current equivalence judgements to a results file; rewrite it, print the table."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if doc.get("format") != RESULT_FORMAT or doc.get("formatVersion") != 1:
+        raise SystemExit(f"{path}: not an {RESULT_FORMAT} v1 file")
+    judged = load_equivalent()
+    results = [Outcome(**r) for r in doc["results"]]
+    for r in results:
+        module = r.mutant.split(":", 1)[0]
+        reason = judged.get(r.mutant) or judged.get(module)
+        if r.verdict == "survived" and reason:
+            r.verdict, r.reason = "equivalent", reason
+            if isinstance(r.extra.get("baseline"), dict) and r.extra["baseline"].get("verdict") == "survived":
+                r.extra["baseline"]["verdict"] = "equivalent"
+    s = summarize(results)
+    if any("baseline" in r.extra for r in results):
+        s["baseline"] = summarize([_as_baseline(r) for r in results])
+    doc["summary"], doc["results"] = s, [asdict(r) for r in results]
+    doc["rejudged"] = True
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print(render(results, s, doc["command"]))
+    return 0
+
+
 def _duration(text: str) -> float:
     t = text.strip().lower()
     for unit, mult in (("ms", 0.001), ("s", 1.0), ("m", 60.0)):
@@ -585,6 +609,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", action="store_true",
                    help="also score the catalogue without this issue's checks (NEW_CHECKS): "
                    "the mutants they killed are fuzzed again with their reports dropped")
+    p.add_argument("--rejudge", metavar="RESULTS",
+                   help="re-apply bench/mutation_equivalent.json to a results file written by an "
+                   "earlier run (survivors judged since become equivalent) and print its table")
     p.add_argument("--fuzz-one", metavar="TARGET", help=argparse.SUPPRESS)
     p.add_argument("--exclude", default="", help=argparse.SUPPRESS)
     p.add_argument("--fuzz-kinds", default="", help=argparse.SUPPRESS)
@@ -598,6 +625,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--budget: not a duration: {args.budget!r} (e.g. 30s)")
     if budget <= 0 or args.jobs < 1 or args.sample < 1:
         p.error("--budget, --jobs and --sample must be positive")
+    if args.rejudge:
+        return rejudge(Path(args.rejudge))
     if args.fuzz_one:
         excluded = frozenset(x for x in args.exclude.split(",") if x)
         fk = tuple(x for x in args.fuzz_kinds.split(",") if x)
