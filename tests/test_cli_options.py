@@ -84,3 +84,26 @@ def test_a_clean_run_exits_0_and_a_finding_exits_1(tmp_path: Path) -> None:
     rc = exit_code(["run", "--out", str(tmp_path / "found"), "--budget", "20s", "--kinds", "chat",
                     "--max-findings", "1", "--target", adapter("--diverge-on", "chat/turnStarted")])
     assert rc == 1
+
+
+def test_a_target_stays_usable_after_a_run_spent_its_budget() -> None:
+    """The run's deadline binds the target only during the run: a replay afterwards (the CLI's
+    confirmation, a test, the next run) must not see the expired budget."""
+    import shlex
+    import sys
+
+    from harness.engine.campaign import RunConfig, run_campaign
+    from harness.engine.events import EventBus
+    from harness.reference import Profile
+    from harness.targets.base import open_target
+    from tests.faults import FAULT_ADAPTER
+
+    profile = Profile.named("0.7.0")
+    target = open_target("adapter:" + shlex.join([sys.executable, str(FAULT_ADAPTER)]), profile=profile)
+    try:
+        run_campaign(RunConfig(target=target, target_spec="fault", target_is_model=False, profile=profile,
+                               budget_s=0.5, kinds=("terminal",)), EventBus())
+        state = {"resource": "ahp-terminal:/t1", "title": "t", "content": []}
+        assert target.reduce("terminal", state, {"type": "future/unknownAction"}, 1) == state
+    finally:
+        target.close()

@@ -130,8 +130,6 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         if k not in KINDS:
             raise ValueError(f"unknown state kind {k!r} (want one of {', '.join(KINDS)})")
     control = config.control or RunControl(config.budget_s)
-    if hasattr(config.target, "run_limit"):
-        config.target.run_limit = control  # an adapter never waits past the deadline
     model = Model(config.profile, check_payloads=True, schema=config.schema)
     summary = RunSummary()
     seen_known: set[tuple[str, str]] = set()
@@ -171,6 +169,9 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         emit(Notice(f"the target announces kinds {', '.join(skipped)}: fuzzing {', '.join(kinds)} only"))
     heartbeat = _Heartbeat(config.heartbeat_s, lambda: bus.emit(progress()))
     database = DirectoryBasedExampleDatabase(str(config.database)) if config.database else None
+    limited = hasattr(config.target, "run_limit")
+    if limited:
+        config.target.run_limit = control  # an adapter never waits past the deadline
     try:
         heartbeat.start()
         _campaign_loop(config, control, recorder, guarded, summary, kinds, model, database, emit)
@@ -186,6 +187,8 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
     finally:
         control.hold()  # a signal from here on is noted, not raised: the report is being finished
         heartbeat.stop()
+        if limited:
+            config.target.run_limit = None  # the target outlives the run (replays, next runs)
     _finish(config, control, recorder, summary, emit)
     return summary
 
