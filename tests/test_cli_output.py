@@ -188,3 +188,19 @@ def test_lint_exits_1_when_it_reports_an_error(tmp_path: Path, spec_dir: object)
     fixed = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert "dangling-ref" not in fixed.stdout
     assert fixed.returncode == 0, fixed.stdout[-2000:] + fixed.stderr
+
+
+def test_a_folder_of_a_run_still_running_is_never_cleared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "o"
+    old = _fake_earlier_run(out)
+    (out / "report.json").write_text(json.dumps({"format": "ahp-fuzz/report", "status": "running",
+                                                 "pid": os.getpid(), "startedAt": "2026-01-01T00:00:00Z"}))
+    import socket
+
+    data = json.loads((out / "report.json").read_text())
+    data["host"] = socket.gethostname()
+    (out / "report.json").write_text(json.dumps(data))
+    assert main(["run", "--out", str(out), "--budget", "1s", "--overwrite"]) == 2
+    assert "still running" in capsys.readouterr().err
+    assert old.is_file()
+

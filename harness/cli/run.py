@@ -152,12 +152,14 @@ def _kinds(text: str | None, default: tuple[str, ...], known: tuple[str, ...]) -
 def _prepare_out(out: Path, *, overwrite: bool, append: bool) -> bool:
     """Check --out; with --overwrite remove an earlier run's outputs. True when appending to an
     earlier run. An earlier run without either flag is a usage error (nothing is mixed)."""
-    from harness.report.writers import RUN_OUTPUTS, earlier_run
+    from harness.report.writers import RUN_OUTPUTS, earlier_run, run_is_live
 
     check_out_folder(out)
     about = earlier_run(out)
     if about is None:
         return False
+    if run_is_live(out):  # never clear or join a run that is still writing there
+        raise UsageError(f"--out: {about}; choose another folder")
     if overwrite:
         for name in RUN_OUTPUTS:
             p = out / name

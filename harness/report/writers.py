@@ -233,6 +233,15 @@ def earlier_run(folder: Path) -> str | None:
     return f"{folder} holds a run started {started} ({status}, {n} finding(s))"
 
 
+def run_is_live(folder: Path) -> bool:
+    """The report in `folder` says running and its process still runs (or runs elsewhere)."""
+    try:
+        data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("status") == "running" and not run_died(data)
+
+
 def run_died(data: dict[str, Any]) -> bool:
     """A report that says running, written by a process of this host that no longer exists
     (or by a report without a pid, from before reports recorded one)."""
