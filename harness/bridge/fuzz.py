@@ -56,6 +56,10 @@ TITLES = {
 #: Commands left out of the negative phase: `ping` MUST be answered whatever its params
 #: (WIRE.md §10), so schema-invalid params are not a finding there.
 NEGATIVE_EXEMPT = frozenset({"ping"})
+#: Commands that change no host state (the reset after them can be skipped when nothing changed).
+READ_ONLY = frozenset({"ping", "listSessions", "fetchTurns", "subscribe", "resourceRead", "resourceList",
+                       "resourceResolve", "resourceRequest", "completions", "resolveSessionConfig",
+                       "sessionConfigCompletions"})
 BASELINE_SESSIONS = ("ahp-session:/base-alpha", "ahp-session:/base-beta")
 
 
@@ -134,6 +138,7 @@ class CommandSession:
             self.multiroot = self.link.capability("multipleWorkingDirectories")
             self._pristine = self.fixture.snapshot()
             self._last: tuple[Sessions | None, Any] = (None, None)
+            self._dirty = False
             self.document = build_openapi(spec, methods=methods) if spec is not None else None
             self.app = BridgeApp(self.link, self.document or {"paths": {}}, fence=self.fixture.fenced)
         except BaseException:
@@ -165,15 +170,12 @@ class CommandSession:
 
         Skips what is already clean: the last observation's sessions and disk are remembered."""
         last_sessions, last_disk = self._last
-        if last_sessions is None or set(last_sessions) != set(BASELINE_SESSIONS):
-            have = self.sessions() or {}
-            for uri in sorted(set(have) - set(BASELINE_SESSIONS)):
+        if self._dirty or last_sessions is None or set(last_sessions) != set(BASELINE_SESSIONS):
+            # every session goes (their chats with them) and the baseline is made again
+            for uri in sorted(self.sessions() or {}):
                 self.call("disposeSession", {"channel": uri})
-            if any(uri not in have for uri in BASELINE_SESSIONS):
-                for uri in BASELINE_SESSIONS:
-                    if uri in have:
-                        self.call("disposeSession", {"channel": uri})
-                self.setup()
+            self.setup()
+            self._dirty = False
         if last_disk is None or last_disk != self._pristine:
             self.fixture.restore()
         self._last = (None, None)
@@ -203,6 +205,8 @@ class CommandSession:
         disk_before = self._last[1] if self._last[1] is not None else fx.snapshot()
         sessions_before = known if known is not None else self.sessions()
         reply = send()
+        if method not in READ_ONLY and (reply.ok or reply.transport is not None):
+            self._dirty = True  # it may have made chats or terminals listSessions does not show
         disk_after, sessions_after = fx.snapshot(), self.sessions()
         self._last = (sessions_after, disk_after)
         return Observation(method, params, reply, fx, disk_before, disk_after, sessions_before, sessions_after,
