@@ -172,3 +172,17 @@ def test_shards_merge_and_a_second_run_resumes_from_the_database(tmp_path: Path)
     again = _report(out3)
     assert proc.returncode == 1 and again is not None, stderr
     assert min(f["foundAfterSeconds"] for f in again["findings"]) < 15
+
+
+@pytest.mark.parametrize("argv", [
+    ["--minutes", "0"], ["--minutes", "x"], ["--minutes", "1", "--workers", "0"],
+    ["--minutes", "1", "--target", "bogus:thing"], ["--minutes", "1", "--shard", "3/2"],
+    ["--minutes", "1", "--kinds", "chat,nope"], ["--minutes", "1", "--adversarial", "101"],
+    ["--minutes", "1", "--workers", "1", "--target", "reference", "--target", "reference"],
+])
+def test_campaign_usage_errors_exit_2(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    assert main(["campaign", "--out", str(tmp_path / "run"), *argv]) == 2
+    assert "error" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # nothing started, nothing written
