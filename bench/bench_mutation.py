@@ -311,6 +311,36 @@ def _without(excluded: frozenset[str]) -> None:
     stepper.check_step = filtered  # type: ignore[assignment]
 
 
+#: Profiles each mutant is fuzzed under: those a plain run against the model uses, plus 0.6.0
+#: (the model serves it; some branches exist only there).
+FUZZ_PROFILES: tuple[str, ...] = ("0.7.0", "0.7.0-main", "0.8.0", "0.6.0")
+
+
+class _ProfiledAdapter:
+    """An adapter target that also serves other profiles (one adapter process per profile), so
+    the engine fuzzes every profile lane (`engine/arms.py`: `profiles` + `for_profile`)."""
+
+    def __init__(self, spec: str, profile: Any, names: tuple[str, ...]) -> None:
+        from harness.targets.base import open_target
+
+        self._spec, self._open = spec, open_target
+        self._inner = open_target(spec, profile=profile)
+        self._others: list[Any] = []
+        self.profiles = names
+
+    def for_profile(self, profile: Any) -> Any:
+        target = self._open(self._spec, profile=profile)
+        self._others.append(target)
+        return target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def close(self) -> None:
+        for t in [self._inner, *self._others]:
+            t.close()
+
+
 def fuzz_one(
     spec: str,
     budget_s: float,
@@ -325,7 +355,6 @@ def fuzz_one(
     from harness.engine.campaign import RunConfig, run_campaign
     from harness.engine.events import Event, EventBus, Shrinking
     from harness.reference import Profile
-    from harness.targets.base import open_target
 
     profile = Profile.named("0.7.0")
     started = time.monotonic()
@@ -335,7 +364,7 @@ def fuzz_one(
         if isinstance(event, Shrinking) and not caught:
             caught.append(time.monotonic() - started)
 
-    target = open_target(spec, profile=profile)
+    target = _ProfiledAdapter(spec, profile, FUZZ_PROFILES)
     try:
         summary = run_campaign(
             RunConfig(
@@ -605,6 +634,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--spec", default=os.environ.get("AHP_SPEC_DIR"), help="spec dir for the fixtures")
     p.add_argument("--no-fixtures", action="store_true", help="skip the fixture column")
     p.add_argument("--list", action="store_true", help="only enumerate (and sample); print JSON")
+    p.add_argument("--mutants", metavar="ID,ID", default="",
+                   help="measure these mutant ids only (as printed by a run) instead of a sample")
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "mutation.json"))
     p.add_argument("--baseline", action="store_true",
                    help="also score the catalogue without this issue's checks (NEW_CHECKS): "
@@ -636,7 +667,22 @@ def main(argv: list[str] | None = None) -> int:
     if spec_dir is not None and not Path(spec_dir).is_dir():
         p.error(f"--spec: not a directory: {spec_dir}")
     sites, in_annotations = enumerate_sites()
-    chosen, incompetent = choose_mutants(sites, sample=None if args.all else args.sample, seed=args.seed)
+    if args.mutants:
+        wanted = [x.strip() for x in args.mutants.split(",") if x.strip()]
+        by_id = {}
+        for site in sites:
+            if f"{site.module}:{site.line}:{site.operator.removeprefix('core/')}:{site.occurrence}" in wanted:
+                m = realize(site)
+                if m is not None:
+                    by_id[m.id] = m
+        missing = [w for w in wanted if w not in by_id]
+        if missing:
+            p.error(f"--mutants: no compiling mutant with id {', '.join(missing)}")
+        chosen, incompetent = [by_id[w] for w in wanted], 0
+    else:
+        chosen, incompetent = choose_mutants(
+            sites, sample=None if args.all else args.sample, seed=args.seed
+        )
     pool = {"sites": len(sites), "inAnnotations": in_annotations, "incompetentSeen": incompetent}
     if args.list:
         print(json.dumps({**pool, "chosen": [asdict(m) | {"id": m.id} for m in chosen]}, indent=1))
