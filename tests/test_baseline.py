@@ -158,3 +158,17 @@ def test_the_typed_client_quirk_is_found_and_a_baseline_accepts_it(tmp_path: Pat
     code, found, text = _run(tmp_path, "baselined", "drops_empty_lists", "--budget", "10s", "--baseline", str(base))
     assert code == 0, [f["message"] for f in found]
     assert "baseline never: 0 match(es)  STALE" in text
+
+
+def test_a_step_that_changed_only_the_accepted_quirk_stays_an_identity_no_op() -> None:
+    # Checks compare parts by identity to skip unchanged ones (issue 9 (f): INV-018 fired on a
+    # step where only lossy fields changed): the normalised state reuses the before objects.
+    b = parse_baseline(doc({"id": "all", "reason": "r", "normalise": {"absentEquals": [], "paths": ["**"]}}))
+    part = {"kind": "toolCall", "toolCall": {"status": "auth-required", "content": []}}
+    before = {"turns": [], "activeTurn": {"id": "t", "responseParts": [part]}}
+    observed = {"activeTurn": {"id": "t", "responseParts": [{"kind": "toolCall", "toolCall": {"status": "auth-required"}}]}}
+    out = b.normalise(before, observed, before)
+    assert out is before
+    changed = {"activeTurn": {"id": "t2", "responseParts": [{"kind": "toolCall", "toolCall": {"status": "auth-required"}}]}}
+    out = b.normalise({**before, "activeTurn": {**before["activeTurn"], "id": "t2"}}, changed, before)
+    assert out is not before and out["activeTurn"]["responseParts"][0] is part
