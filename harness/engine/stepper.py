@@ -98,7 +98,7 @@ class Stepper:
         except MalformedAction:
             return observed
         assert self.baseline is not None
-        return self.baseline.normalise(expected, observed)
+        return self.baseline.normalise(expected, observed, state)
 
     def step(
         self,
@@ -127,7 +127,7 @@ class Stepper:
             return StepResult([v] if v else [], False, expected, None, str(e))
         assert expected is not None
         if self.baseline is not None and not self.target_is_model:
-            observed = self.baseline.normalise(expected, observed)
+            observed = self.baseline.normalise(expected, observed, before)
         probes = self.probe_every > 0 and self.steps_taken % self.probe_every == 0
         step = Step(
             kind=self.kind,
@@ -211,7 +211,7 @@ class Stepper:
                 v = target_failure(e, malformed=False)
                 return StepResult([v] if v else [], True, None, None, str(e))
             if self.baseline is not None:
-                observed = self.baseline.normalise(before, observed)  # the model's answer: a no-op
+                observed = self.baseline.normalise(before, observed, before)  # the model's answer: a no-op
         step = Step(self.kind, before, action, observed, now_ms, self.profile, reference_after=None if self.target_is_model else before)
         return StepResult(check_step(step), True, before, observed)
 
