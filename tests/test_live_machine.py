@@ -116,8 +116,8 @@ def test_a_finding_replays_on_its_host_only() -> None:
 
 
 def test_a_seeded_run_of_the_clean_host_is_clean() -> None:
-    result = _clean_run(seed=5, budget_s=12)
-    assert result.steps > 50
+    result = _clean_run(seed=5, budget_s=120)
+    assert result.steps > 200
     assert result.findings == [], [f"{f.invariant}: {f.message}" for f in result.findings]
 
 
@@ -134,7 +134,8 @@ def _clean_run(seed: int, budget_s: float) -> FocusedResult:
 
     try:
         summary = run_live_campaign(LiveConfig(target.url, "host:embedded", seed=seed, budget_s=budget_s,
-                                               control=RunControl(budget_s),
+                                               control=RunControl(budget_s), max_chunks=2,
+                                               chunk_examples=3, token_salt="clean",
                                                shrink_budget_s=1.0), EventBus(sink))
         result.steps = summary.steps
     finally:
@@ -164,7 +165,7 @@ def test_060_peer_never_sees_chat_subsets(host: LiveTarget) -> None:
 
 
 def test_focused_run_finds_shrinks_and_confirms() -> None:
-    r = run_focused("seq-repeat", seed=0, budget_s=20, shrink_budget_s=4)
+    r = run_focused("seq-repeat", seed=0, budget_s=120, max_chunks=4, shrink_budget_s=4)
     assert r.invariants == {"INV-041"}
     f = r.findings[0]
     assert f.extra["shrink"]["stepsShrunk"] <= f.extra["shrink"]["stepsFound"]

@@ -65,6 +65,7 @@ class FocusedResult:
     findings: list[Finding] = field(default_factory=list)
     first_s: float | None = None  # seconds from the start until the first violation was caught
     steps: int = 0
+    chunks: int = 0
     elapsed_s: float = 0.0
 
     @property
@@ -73,8 +74,12 @@ class FocusedResult:
 
 
 def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, max_findings: int = 4,
-                shrink_budget_s: float = 3.0, weights: dict[str, int] | None = None) -> FocusedResult:
-    """One bounded live campaign against a fresh embedded host with `defect` (None: clean)."""
+                shrink_budget_s: float = 3.0, weights: dict[str, int] | None = None,
+                max_chunks: int | None = None, chunk_examples: int = 3) -> FocusedResult:
+    """One bounded live campaign against a fresh embedded host with `defect` (None: clean).
+
+    Bounded by `max_chunks` chunks of `chunk_examples` machine runs (what the draws are; the same
+    seed gives the same run) and, as a safety net, by `budget_s` of wall-clock time."""
     from harness.targets.live import LiveTarget
 
     from .control import RunControl
@@ -96,10 +101,11 @@ def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, ma
     try:
         cfg = LiveConfig(url=target.url, target_spec=spec, seed=seed, budget_s=budget_s,
                          max_findings=max_findings, stop_on=caught_by(defect) if defect else frozenset(),
-                         token_salt="focused",  # a fresh host: the same seed gives the same run shrink_budget_s=shrink_budget_s, control=control,
+                         token_salt="focused",  # a fresh host: the same seed gives the same run
+                         max_chunks=max_chunks, chunk_examples=chunk_examples, shrink_budget_s=shrink_budget_s, control=control,
                          weights={**{k: 0 for k in _ALL}, **(weights or w)} if (weights or w) else _defaults())
         summary = run_live_campaign(cfg, EventBus(sink))
-        result.steps, result.elapsed_s = summary.steps, summary.elapsed_s
+        result.steps, result.chunks, result.elapsed_s = summary.steps, summary.chunks, summary.elapsed_s
     finally:
         target.close()
     return result
