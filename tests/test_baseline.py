@@ -147,7 +147,7 @@ def test_three_defects_three_causes_and_the_baseline_silences_the_systemic_one(t
     assert any("chat/turnStarted" in f["message"] for f in found)
 
 
-@pytest.mark.fuzz
+@pytest.mark.slow  # ~20 s: over the fuzz tier's share; the plugin test carries the fuzz tier
 def test_the_typed_client_quirk_is_found_and_a_baseline_accepts_it(tmp_path: Path) -> None:
     code, found, text = _run(tmp_path, "plain", "drops_empty_lists", "--budget", "15s", "--max-findings", "1")
     assert code == 1 and found, text
