@@ -44,16 +44,19 @@ _PROCESS_PREFIXES = ("adapter:", "ts:", "js:")
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from harness.engine.control import RunControl
+
+    # The budget counts from here: loading the engine and starting the target included.
+    control = RunControl(args.budget)
+
     from harness.corpus.finding import FindingFormatError, portable_target
     from harness.engine.campaign import DEFAULT_KINDS, RunConfig, run_campaign
-    from harness.engine.control import RunControl
     from harness.engine.events import EventBus
     from harness.engine.live import run_live  # live hosts: the live machine (engine/live.py)
     from harness.report.console import ConsoleReporter, make_console
     from harness.report.writers import FindingWriter, JsonReport, JunitReport
     from harness.spec.versions import KINDS
 
-    control = RunControl(args.budget)  # the budget counts from here: target start-up included
     kinds = _kinds(args.kinds, DEFAULT_KINDS, KINDS)
     spec_dir = _profiles.spec_or_usage(args.spec)
     choice = _profiles.choose_or_usage(args.profile, spec=spec_dir, target=args.target)
