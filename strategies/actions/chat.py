@@ -338,15 +338,24 @@ def _stream(type_: str, attr: str) -> Builder:
     return build
 
 
-_BLOCKING_PART_STATUSES: Final = ("streaming", "pending-confirmation", "running", "auth-required")
+#: Statuses a tool call added by `chat/responsePart` starts in: every non-terminal one, so that
+#: the actions that need a call in a given status find one (the state machine alone reaches
+#: pending-result-confirmation and auth-required only through several lucky steps).
+_BLOCKING_PART_STATUSES: Final = (
+    "streaming",
+    "pending-confirmation",
+    "running",
+    "pending-result-confirmation",
+    "auth-required",
+)
 
 
 def _response_part(s: Json, ctx: ActionContext) -> Offer:
     c = chat_view(s)
 
     def make() -> st.SearchStrategy[Json]:
-        # Mostly streamable parts (later deltas target them); a quarter are tool calls with a
-        # new id in a blocking status or open input requests, which leave the chat status stale
+        # Mostly streamable parts (later deltas target them); 40% are tool calls with a new id
+        # in a non-terminal status or open input requests, which leave the chat status stale
         # (INV-012 strong variant) and put tool calls in every status within reach.
         tool_part = st.builds(
             lambda tc, tid: {"kind": "toolCall", "toolCall": {**tc, "toolCallId": tid}},
@@ -359,10 +368,11 @@ def _response_part(s: Json, ctx: ActionContext) -> Offer:
         part = weighted(
             [
                 (
-                    0.7,
+                    0.6,
                     msg.response_parts(("markdown", "reasoning", "contentRef", "systemNotification")),
                 ),
-                (0.3, st.one_of(tool_part, request_part)),
+                (0.28, tool_part),
+                (0.12, request_part),
             ]
         )
         return obj(act("chat/responsePart", turnId=_turn_id(c, ctx), part=part), {"_meta": meta()})
