@@ -397,3 +397,14 @@ def test_first_difference_and_strip_clock() -> None:
     assert "only in the first" in (first_difference({"a": []}, {}) or "")
     assert first_difference([1, 2], [1]) == " has 2 vs 1 items"
     assert strip_clock({"modifiedAt": 1, "x": [{"modifiedAt": 2, "y": 3}]}) == {"x": [{"y": 3}]}
+
+
+def test_main_fresh_is_the_richest_profile() -> None:
+    o = primary_moved(True)
+    o.fresh = {profile_key("0.6.0", False): {S: Snapshot(S, 5, session_state(workingDirectory="file:///a"))},
+               **o.fresh}
+    assert o.main_fresh() is o.fresh[MAIN]
+    assert check_live(o, only={"INV-032"}) == []
+    only_old = primary_moved(True)
+    only_old.fresh = {profile_key("0.6.0", False): {S: Snapshot(S, 5, session_state(workingDirectory="file:///b"))}}
+    assert check_live(only_old, only={"INV-032", "INV-031"}) == []  # nothing a 0.6.0 view can show

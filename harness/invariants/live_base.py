@@ -193,8 +193,20 @@ class LiveObservation:
     since_disp: dict[int, int] = field(default_factory=dict)
 
     def main_fresh(self) -> dict[str, Snapshot]:
-        """The fresh snapshots of the main profile (the first one taken)."""
-        return next(iter(self.fresh.values()), {})
+        """The fresh snapshots of the richest profile present (newest version, collections
+        before flat): the one whose view of sessions and chats holds every field."""
+        if not self.fresh:
+            return {}
+
+        def rank(key: str) -> tuple[tuple[int, ...], int]:
+            version, _, shown = key.partition("|")
+            try:
+                v = tuple(int(x) for x in version.split("."))
+            except ValueError:
+                v = ()
+            return v, {"collections": 2, "flat": 1}.get(shown, 0)
+
+        return self.fresh[max(self.fresh, key=rank)]
 
     def fresh_for(self, c: ClientView) -> dict[str, Snapshot]:
         return self.fresh.get(profile_key(c.version, c.collections), {})

@@ -77,6 +77,8 @@ def chat_subset(obs: LiveObservation) -> Iterator[str]:
     (string equality), and createChat / chat/workingDirectorySet with a non-member fail."""
     fresh = obs.main_fresh()
     for s_uri, s in _fresh_sessions(obs):
+        if "workingDirectories" not in s and "workingDirectory" in s:
+            continue  # a pre-0.7.0 projection: no subsets to compare
         session_dirs = s.get("workingDirectories") or []
         for entry in s.get("chats") or []:
             chat = fresh.get(str(entry.get("resource"))) if isinstance(entry, dict) else None
@@ -101,7 +103,9 @@ def primary_immutable(obs: LiveObservation) -> Iterator[str]:
         facts = obs.sessions[s_uri]
         if not facts.immutable_primary or facts.primary_replacement or not facts.directories:
             continue
-        dirs = s.get("workingDirectories") or []
+        dirs = s.get("workingDirectories")
+        if not isinstance(dirs, list):
+            continue  # a view without the list (a pre-0.7.0 projection): nothing to compare
         if not dirs or dirs[0] != facts.directories[0]:
             yield f"{s_uri}: the immutable primary {facts.directories[0]!r} became {dirs[:1]}"
     yield from must_reject(obs, "INV-032")
