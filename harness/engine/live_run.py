@@ -466,8 +466,11 @@ class LiveRun:
             return [f.violation]
 
     async def _op_and_check(self, op: dict[str, Any], check: bool) -> list[Violation]:
-        await self._op(op)
-        return await self._settle_and_check() if check else []
+        try:
+            await self._op(op)
+            return await self._settle_and_check() if check else []
+        except ConnectionLost as e:  # the host refused or dropped a connection mid-op
+            raise LiveFailure(TARGET_CRASH, f"{op.get('op')} of client {op.get('client')}: {e}") from None
 
     async def _op(self, op: dict[str, Any]) -> None:
         name = op.get("op")
