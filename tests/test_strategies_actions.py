@@ -137,7 +137,9 @@ def test_tool_call_actions_target_the_status_they_need() -> None:
             applicable += 1
             on_target += statuses.get(a["toolCallId"]) in want[a["type"]]
     assert applicable >= 40
-    assert on_target / applicable >= 0.7, on_target / applicable
+    # Not all: a share names calls in another status on purpose (guard probes, WRONG_CALL and
+    # WRONG_STATUS in strategies/actions/chat.py), and a type without a target is still drawn.
+    assert on_target / applicable >= 0.6, on_target / applicable
 
 
 def test_profile_gates_action_types() -> None:

@@ -59,6 +59,8 @@ TOOL_STATUSES: Final = (
 #: Share of tool-call actions aimed at a call in another status than the guard needs (a client
 #: acting on a stale view; the reducer must leave it alone — where guard bugs live).
 WRONG_STATUS: Final = 0.12
+#: Weight of a tool-call action when the active turn holds calls, none in the needed status.
+WRONG_CALL: Final = 0.2
 
 
 class ChatView:
@@ -141,12 +143,19 @@ def _turn_id(c: ChatView, ctx: ActionContext) -> st.SearchStrategy[str]:
 
 
 def _call_id(c: ChatView, targets: list[str], ctx: ActionContext) -> st.SearchStrategy[str]:
-    """A tool-call id in the status the action needs; a share names a call in another status."""
-    real = id_from(targets or c.late_calls, TOOL_CALL_IDS, stale=ctx.stale)
+    """A tool-call id in the status the action needs; a share names a call in another status
+    (all of them when no call is in the needed status: the guard must turn the action away)."""
     others = [i for i in c.tool_call_ids if i not in targets]
+    real = id_from(targets or others or c.late_calls, TOOL_CALL_IDS, stale=ctx.stale)
     if targets and others and ctx.stale < 1:
         return weighted([(1 - WRONG_STATUS, real), (WRONG_STATUS, st.sampled_from(others))])
     return real
+
+
+def _tool_weight(c: ChatView, targets: list[str]) -> float:
+    """HOT with a call in the needed status; with calls only in other statuses, a guard probe
+    worth more than a certain no-op (a missing status guard shows only there)."""
+    return HOT if targets else (WRONG_CALL if c.tool_call_ids else COLD)
 
 
 def _tool_action(
@@ -170,7 +179,7 @@ def _tool_action(
 
             return _call_id(c, targets, ctx).flatmap(one)
 
-        return (HOT if targets else COLD), make
+        return _tool_weight(c, targets), make
 
     return build
 
@@ -223,7 +232,7 @@ def _confirmed(s: Json, ctx: ActionContext) -> Offer:
         )
         return st.one_of(approved, denied)
 
-    return (HOT if targets else COLD), lambda: _call_id(c, targets, ctx).flatmap(one)
+    return _tool_weight(c, targets), lambda: _call_id(c, targets, ctx).flatmap(one)
 
 
 #: Keys no tool-call field has: a result may carry them (the schema allows extra keys), and a
@@ -263,7 +272,7 @@ def _complete(s: Json, ctx: ActionContext) -> Offer:
             {"_meta": meta(), "requiresResultConfirmation": st.booleans()},
         )
 
-    return (HOT if targets else COLD), lambda: _call_id(c, targets, ctx).flatmap(one)
+    return _tool_weight(c, targets), lambda: _call_id(c, targets, ctx).flatmap(one)
 
 
 def _tool_start(s: Json, ctx: ActionContext) -> Offer:
