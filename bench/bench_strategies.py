@@ -52,6 +52,7 @@ from harness.reference import MalformedAction, reduce
 from harness.spec.specdir import SpecDir
 from harness.spec.versions import KINDS, action_types
 from strategies.actions import BUILDERS, COLD, ActionContext, action_of_type, actions_for
+from strategies.actions.chat import WRONG_CALL
 from strategies.schema import SchemaSet
 from strategies.sequences import action_sequences, fold
 from strategies.states import states as initial_states
@@ -146,17 +147,24 @@ def _draw_on(
 
 
 def measure_changes(
-    schemas: SchemaSet, n_states: int, per_state: int, generators: tuple[str, ...] = ("aware", "pools", "schema")
+    schemas: SchemaSet,
+    n_states: int,
+    per_state: int,
+    generators: tuple[str, ...] = ("aware", "pools", "schema"),
+    kinds: tuple[str, ...] | None = None,
 ) -> dict[str, dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
-    for kind in KINDS:
+    for kind in kinds or KINDS:
         t0 = time.perf_counter()
         pool = reachable_states(kind, n_states)
         for t in action_types("0.7.0", kind):
             # A state is "targeted" when it holds what the action's guard needs (an active turn,
             # a part, a tool call in the right status, an existing id, …), as the state-aware
             # builder sees it; on such states a changing action exists.
-            targeted = [BUILDERS[kind][t](s, ActionContext())[0] > COLD for s in pool]
+            # (For chat, weights above WRONG_CALL: a tool-call type on a turn whose calls are all
+            # in other statuses is drawn as a guard probe, which is not a target.)
+            floor = max(COLD, WRONG_CALL) if kind == "chat" else COLD
+            targeted = [BUILDERS[kind][t](s, ActionContext())[0] > floor for s in pool]
             counts = {g: [0, 0, 0, 0, 0] for g in ("aware", "pools", "schema")}
             gens: dict[str, Callable[[dict[str, Any]], st.SearchStrategy[Any]]] = {
                 "aware": lambda s, t=t, k=kind: actions_for(k, s, types=[t]),
@@ -409,6 +417,7 @@ def main() -> int:
         help="python of a venv with hypothesis-jsonschema",
     )
     p.add_argument("--only", nargs="*", help="part 2: only these definitions")
+    p.add_argument("--kinds", help="part 1: only these state kinds (comma-separated)")
     p.add_argument(
         "--generators",
         default="aware,pools,schema",
@@ -429,7 +438,11 @@ def main() -> int:
     if args.part in ("changes", "all"):
         print("part 1: share of actions that change state", file=sys.stderr)
         rows = measure_changes(
-            schemas, args.states, args.per_state, tuple(args.generators.split(","))
+            schemas,
+            args.states,
+            args.per_state,
+            tuple(args.generators.split(",")),
+            tuple(args.kinds.split(",")) if args.kinds else None,
         )
         raw["changes"] = {
             "machine": machine,
