@@ -24,9 +24,8 @@ DEFECTS = {
     "resource-read-dir-crash": ("resourceRead", "ST-SERVER-ERROR", 1),
     "resource-createonly-clobber": ("resourceWrite", "CMD-PARTIAL-STATE", 11),
 }
-#: The host engineer's createChat defect, caught by CMD-CHAT-SUBSET: createChat bodies are slow to
-#: draw (messages, attachments), so it runs in the slow tier.
-SLOW_DEFECTS = {"subset-unchecked": ("createChat", "CMD-CHAT-SUBSET", 3)}
+#: The host engineer's createChat defect is caught by CMD-CHAT-SUBSET in the slow tier
+#: (tests/test_commands_slow.py): createChat bodies are slow to draw.
 #: A bound that is never the reason a test passes: runs stop at the expected finding, and
 #: without a per-operation time cap the examples tried depend on the seed only.
 BOUND_S = 120
@@ -36,11 +35,9 @@ def _hit(check: str, method: str) -> Any:
     return lambda f: f.invariant == check and f.steps[f.failing_step].method == method
 
 
-@pytest.mark.parametrize(
-    "defect", [*sorted(DEFECTS), *(pytest.param(d, marks=pytest.mark.slow) for d in SLOW_DEFECTS)]
-)
+@pytest.mark.parametrize("defect", sorted(DEFECTS))
 def test_each_command_defect_is_found_and_reproduces(spec_dir: Any, defect: str) -> None:
-    method, check, seed = {**DEFECTS, **SLOW_DEFECTS}[defect]
+    method, check, seed = DEFECTS[defect]
     result = run_commands(CommandRunConfig(
         target=f"host:embedded?defect={defect}", spec=spec_dir, seed=seed, budget_s=BOUND_S, methods=(method,),
         operation_cap_s=None, stop_when=_hit(check, method),
