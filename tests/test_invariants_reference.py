@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 from harness.invariants import REGISTRY, Step, Violation, check_step
 from harness.reference import Model, Profile
+from harness.spec.specdir import ENV_VAR
 from tests.invariant_cases import MSG, chat, input_part, session
 
 JSON = dict[str, Any]
@@ -50,6 +52,22 @@ def ids(found: list[Violation]) -> set[str]:
 
 def not_known(found: list[Violation]) -> list[Violation]:
     return [v for v in found if v.severity != "known"]
+
+
+#: Known-issue probes that ask every reachable state of some shape (any chat with an active
+#: turn shows §11 items 1, 12, 14 and 15; a chat whose status is Error, item 18): a correct
+#: sequence trips them as soon as it reaches such a state.
+AMBIENT = frozenset(
+    {
+        "INV-002.wallclock",
+        "INV-015.strict-probe",
+        "INV-020.active-probe",
+        "INV-022.probe",
+        "INV-051.probe",
+    }
+)
+#: With a spec directory: combined SessionStatus values break the published enum (§11 item 11).
+PUBLISHED = frozenset({"INV-007.published"} if os.environ.get(ENV_VAR) else ())
 
 
 OPTIONS = [
@@ -393,11 +411,12 @@ OTHER_CHANNELS: list[tuple[str, JSON, list[JSON]]] = [
 def test_chat_lifecycle_trips_nothing_but_known_issues() -> None:
     found = run_sequence("chat", chat(), CHAT_LIFECYCLE)
     assert not_known(found) == []
-    assert ids(found) <= {"INV-030.chat-absent"}
+    assert ids(found) <= {"INV-030.chat-absent"} | AMBIENT
 
 
 def test_mcp_auth_lifecycle_is_clean() -> None:
-    assert run_sequence("chat", chat(), MCP_AUTH) == []
+    found = run_sequence("chat", chat(), MCP_AUTH)
+    assert not_known(found) == [] and ids(found) <= AMBIENT
 
 
 @pytest.mark.parametrize("profile", [P070, P080], ids=lambda p: p.label)
@@ -409,7 +428,7 @@ def test_session_lifecycle_trips_only_the_input_needed_round_trip(profile: Profi
     ]
     found = run_sequence("session", session(), actions, profile=profile)
     assert not_known(found) == []
-    assert ids(found) == {"INV-014"}
+    assert {"INV-014"} <= ids(found) <= {"INV-014"} | PUBLISHED
 
 
 @pytest.mark.parametrize(
@@ -421,7 +440,7 @@ def test_other_channels_are_clean(kind: str, initial: JSON, actions: list[JSON])
 
 def test_060_profile_ignores_the_multiroot_actions_cleanly() -> None:
     found = run_sequence("chat", chat(), CHAT_LIFECYCLE, profile=Profile.for_version("0.6.0"))
-    assert found == []
+    assert not_known(found) == [] and ids(found) <= AMBIENT
 
 
 # --- the known upstream issues, reproduced by the reference model --------------------------
@@ -538,6 +557,22 @@ KNOWN_SEQUENCES: dict[str, tuple[str, JSON, list[JSON], JSON | None]] = {
 }
 
 
+TURN_2 = {**TURN, "turnId": "t2"}
+# The sequences of the entries above that reach the states the known probes ask about.
+KNOWN_SEQUENCES |= {
+    "INV-002.wallclock": ("chat", chat(), [TURN], None),
+    "INV-007.published": (
+        "session", session(), [{"type": "session/isReadChanged", "isRead": True}], None
+    ),
+    "INV-015.strict-probe": KNOWN_SEQUENCES["INV-015.strict"],
+    "INV-020.active": ("chat", chat(), [TURN, {"type": "chat/truncated", "turnId": "nope"}], None),
+    "INV-020.active-probe": ("chat", chat(), [TURN, TURN_2], None),
+    "INV-022.reducer": ("chat", chat(), [TURN, TURN_2], None),
+    "INV-022.probe": ("chat", chat(), [TURN, TURN_2], None),
+    "INV-051.probe": KNOWN_SEQUENCES["INV-051"],
+}
+
+
 def test_every_known_issue_has_a_reproduction() -> None:
     known = {i for i, inv in REGISTRY.items() if inv.severity == "known"}
     assert known == set(KNOWN_SEQUENCES)
@@ -545,6 +580,8 @@ def test_every_known_issue_has_a_reproduction() -> None:
 
 @pytest.mark.parametrize("inv_id", sorted(KNOWN_SEQUENCES))
 def test_reference_model_reproduces_the_known_issue(inv_id: str) -> None:
+    if inv_id in {"INV-007.published"} and not os.environ.get(ENV_VAR):
+        pytest.skip(f"{ENV_VAR} not set: the published schema comes from the spec directory")
     kind, initial, actions, owning = KNOWN_SEQUENCES[inv_id]
     found = run_sequence(kind, initial, actions, owning_session=owning)
     assert inv_id in ids(found), f"the reference model no longer trips {inv_id}: {found}"
