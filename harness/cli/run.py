@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import inspect
+import os
 import shutil
 import signal
 import sys
@@ -28,6 +29,7 @@ from harness.errors import (
     RunStopped,
     UsageError,
 )
+from harness.spec.specdir import ENV_VAR as SPEC_ENV
 
 from . import _profiles
 from ._common import (
@@ -59,6 +61,10 @@ def run_command(args: argparse.Namespace) -> int:
 
     kinds = _kinds(args.kinds, DEFAULT_KINDS, KINDS)
     spec_dir = _profiles.spec_or_usage(args.spec)
+    if spec_dir is not None:
+        # The per-step schema checks (INV-007, INV-007.published) read the spec directory from
+        # the environment, as every process of the run (adapters, workers) can.
+        os.environ[SPEC_ENV] = str(spec_dir.path)
     choice = _profiles.choose_or_usage(args.profile, spec=spec_dir, target=args.target)
     profile = choice.profile
     baseline = _profiles.baseline_or_usage(args.baseline)
