@@ -195,3 +195,19 @@ def test_cli_refuses_a_remote_host(tmp_path: Path) -> None:
     done = _cli("run", "--target", "ws://192.0.2.1:9", "--budget", "5s", "--out", str(tmp_path / "r"), cwd=tmp_path)
     assert done.returncode == 2
     assert "loopback" in done.stderr
+
+
+def test_racing_writers_converge_on_the_host_state(host: LiveTarget) -> None:
+    run = LiveRun(host.url)
+    try:
+        s = _setup(run, n=3)
+        race = {"op": "race", "ops": [
+            {"op": "dispatch", "client": i, "channel": s, "action": {"type": "session/titleChanged", "title": f"by {i}"}}
+            for i in range(3)
+        ]}
+        assert run.apply(race) == []
+        titles = {run.clients[i].view.confirmed[s]["title"] for i in range(3)}
+        assert len(titles) == 1  # every client folded the host's order, whoever won
+        assert all(len(run.clients[i].view.dispatches[-1].echoes) == 1 for i in range(3))
+    finally:
+        run.close()

@@ -347,6 +347,36 @@ def cancel_without_turn(data: st.DataObject, run: LiveRun) -> list[Op]:
              "action": {"type": "chat/turnCancelled", "turnId": f"fz-gone{_n(run)}", "duration": 0}}]
 
 
+def race(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """Two or three clients write the same channel at once, each from its own optimistic state
+    (two turnCancelled, competing claims, two spellings of a directory): INV-045."""
+    clients = [c for c in run.ready_clients() if _modern(c)]
+    if len(clients) < 2:
+        return []
+    shared = sorted(set.intersection(*(c.view.subscribed for c in clients)) - {"ahp-root://"})
+    shared = [ch for ch in shared if run.kinds.get(ch) in ("session", "chat", "terminal")]
+    if not shared:
+        return []
+    ch = data.draw(st.sampled_from(shared), label="channel")
+    kind = run.kinds[ch]
+    n = data.draw(st.integers(2, min(3, len(clients))), label="racers")
+    racers = data.draw(st.permutations(clients), label="order")[:n]
+    wd_ok = "multipleWorkingDirectories" in run.agent_caps()
+    ops: list[Op] = []
+    for c in racers:
+        version = c.view.version or "0.7.0"
+        types = [t for t in action_types(version, kind)
+                 if t in BUILDERS[kind] and is_client_dispatchable(t, version) and (wd_ok or t not in WD_TYPES)]
+        state = c.optimistic(ch)
+        if not types or state is None:
+            continue
+        ctx = ActionContext(profile=_profile(c),
+                            session_directories=_session_dirs(run, c, ch) if kind == "chat" else None)
+        action = data.draw(actions_for(kind, state, ctx.profile, types=types, context=ctx), label="action")
+        ops.append({"op": "dispatch", "client": c.view.index, "channel": ch, "action": action})
+    return [{"op": "race", "ops": ops}] if len(ops) >= 2 else []
+
+
 # -- channels, reconnects, probes --------------------------------------------------------------
 
 
@@ -393,6 +423,7 @@ SCENARIOS: Mapping[str, Scenario] = {
     "chat-dirs": chat_directories,
     "attachments": turn_with_attachments,
     "cancel": cancel_without_turn,
+    "race": race,
     "terminal": create_terminal,
     "unknown-channel": unknown_channel,
     "reconnect": reconnect,
@@ -401,7 +432,7 @@ SCENARIOS: Mapping[str, Scenario] = {
 
 DEFAULT_WEIGHTS: Mapping[str, int] = {
     "action": 36, "turn": 8, "answer": 6, "server-only": 5, "create-chat": 8, "session-dirs": 6, "chat-dirs": 6,
-    "attachments": 10, "cancel": 3, "terminal": 2, "unknown-channel": 2, "reconnect": 3, "garbage": 1,
+    "attachments": 10, "cancel": 3, "race": 4, "terminal": 2, "unknown-channel": 2, "reconnect": 3, "garbage": 1,
 }
 
 

@@ -10,6 +10,8 @@ so a replayed live finding is judged by exactly the rules that found it. A run i
 * `{"op": "dispatch", "client": i, "channel": uri, "action": {...}}`
 * `{"op": "reconnect", "client": i, "back": k}` (reconnect with lastSeenServerSeq k envelopes back)
 * `{"op": "garbage", "client": i, "frame": text}` (a malformed frame, WIRE.md §10)
+* `{"op": "race", "ops": [dispatch, dispatch, …]}` (dispatches of several clients sent back to
+  back, none waiting for another's echo)
 
 What the host must do with an op is decided when it runs, from the client's confirmed state
 (`expect_dispatch`, `expect_create_chat`), never stored in the op: a shrunk trace is judged
@@ -258,6 +260,10 @@ class SimClient:
         assert self.conn is not None
         d = Dispatch(self.next_seq, channel, action)
         self.run.expect_dispatch(self, d)
+        if self.run.racing and d.must_reject not in (None, "INV-053"):
+            # sent in a race: another client's action may make it valid first (only the
+            # state-independent rule stays certain)
+            d.must_reject, d.reason = None, ""
         self.next_seq += 1
         self.view.dispatches.append(d)
         self.by_seq[d.client_seq] = d
@@ -291,6 +297,7 @@ class LiveRun:
         self._touched: set[str] = set()
         self._since_snap: dict[int, int] = {}
         self._observers_made = 0
+        self.racing = False
         self.skip = skip
         self.transcript = Transcript()
         self.clients: dict[int, SimClient] = {}
@@ -475,6 +482,18 @@ class LiveRun:
     async def _op(self, op: dict[str, Any]) -> None:
         name = op.get("op")
         i = int(op.get("client", 0))
+        if name == "race":
+            # several clients' dispatches sent back to back, none waiting for another's echo
+            # (conflicting writes: INV-045 convergence); settled and checked together
+            self.racing = True
+            try:
+                for sub in op.get("ops") or []:
+                    rc = self.client(int(sub.get("client", 0)))
+                    if rc is not None and sub.get("op") == "dispatch":
+                        await rc.dispatch(str(sub["channel"]), sub.get("action"))
+            finally:
+                self.racing = False
+            return
         if name == "connect":
             await self._connect(i, op)
             return
