@@ -14,11 +14,12 @@ over ops, bounded), replays it once, and goes on with that invariant suppressed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
+from harness.targets.live import is_live_spec, parse_live_spec, serve_embedded_in_loop
 
 from .campaign import RunConfig, RunSummary
 from .control import RunControl
@@ -67,6 +69,12 @@ class LiveConfig:
     #: A fixed salt against a fresh host makes a run repeatable (the embedded agent's answers are
     #: seeded by chat URI).
     token_salt: str | None = None
+    #: Run the event loop on a background thread (the old mode, kept as the bench baseline);
+    #: default: inline in the calling thread (`EventLoopThread`).
+    threaded_loop: bool = False
+    #: For `host:embedded…`: serve a host of the same spelling (defects, options) on the campaign's
+    #: own event loop and fuzz that one (host and clients in one thread); False: fuzz `url`.
+    host_in_loop: bool = True
 
 
 class LiveFindingFailure(AssertionError):
@@ -177,7 +185,12 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             bus.emit(KnownSeen(v.invariant, LIVE_KIND, v.message, inv.known_issue if inv else None, True))
 
     rec = LiveRecorder(on_known=on_known)
-    loop = EventLoopThread()
+    loop = EventLoopThread(threaded=cfg.threaded_loop)
+    host_close = None
+    spec = parse_live_spec(cfg.target_spec) if is_live_spec(cfg.target_spec) else None
+    if cfg.host_in_loop and spec is not None and spec.kind == "embedded":
+        url, host_close = loop.run(serve_embedded_in_loop(spec), 20.0)
+        cfg = replace(cfg, url=url)
     database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
     bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
     chunk = 0
@@ -222,6 +235,9 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         summary.stopped_because = e.reason
         summary.status = "interrupted" if e.interrupted else "finished"
     finally:
+        if host_close is not None:
+            with contextlib.suppress(Exception):
+                loop.run(host_close(), 10.0)
         loop.close()
     summary.elapsed_s = control.elapsed()
     summary.examples, summary.steps = rec.examples, rec.steps

@@ -95,28 +95,54 @@ class LiveFailure(Exception):
 
 
 class EventLoopThread:
-    """One asyncio loop in a daemon thread; synchronous callers submit coroutines with a timeout."""
+    """The run's asyncio loop, driven inline by the synchronous caller (`run(coro, timeout)`).
 
-    def __init__(self, name: str = "ahp-live-loop") -> None:
+    The loop runs only while an op runs, in the caller's thread: between ops its reader tasks wait
+    (frames stay in the socket buffers; `ping` barriers make every op end at quiescence anyway).
+    A loop on a background thread, handed each op with `run_coroutine_threadsafe`, cost two thread
+    handoffs per op and made the client loop, the Hypothesis thread and an in-process host fight
+    for the GIL (bench/results/live.md). `threaded=True` keeps that old mode (the bench baseline).
+    """
+
+    def __init__(self, name: str = "ahp-live-loop", *, threaded: bool = False) -> None:
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
-        self._thread.start()
+        self.threaded = threaded
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+            self._thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout_s: float) -> T:
-        fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        if self._thread is not None:
+            fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+            try:
+                return fut.result(timeout_s)
+            except concurrent.futures.TimeoutError:
+                fut.cancel()
+                raise LiveFailure(TARGET_TIMEOUT, f"no answer from the host within {timeout_s:g}s") from None
         try:
-            return fut.result(timeout_s)
-        except concurrent.futures.TimeoutError:
-            fut.cancel()
+            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout_s))
+        except TimeoutError:
             raise LiveFailure(TARGET_TIMEOUT, f"no answer from the host within {timeout_s:g}s") from None
 
     def close(self) -> None:
         if self.loop.is_closed():
             return
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(5)
-        if not self._thread.is_alive():
-            self.loop.close()
+        if self._thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(5)
+            if not self._thread.is_alive():
+                self.loop.close()
+            return
+        tasks = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            with contextlib.suppress(Exception):
+                self.loop.run_until_complete(asyncio.wait(tasks, timeout=2.0))
+        with contextlib.suppress(Exception):
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        self.loop.close()
 
 
 def kind_of_uri(uri: str) -> str | None:
@@ -710,10 +736,9 @@ class LiveRun:
     # -- teardown ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        async def shut() -> None:
-            for c in [*self.clients.values(), *self.observers.values()]:
-                if c.conn is not None:
-                    await c.conn.close()
+        async def shut() -> None:  # concurrently: each close waits for the host's closing handshake
+            await asyncio.gather(*(c.conn.close() for c in [*self.clients.values(), *self.observers.values()]
+                                   if c.conn is not None))
 
         with contextlib.suppress(LiveFailure):
             self.loop.run(shut(), 10.0)

@@ -29,7 +29,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -218,6 +218,29 @@ def _start_embedded(spec: LiveSpec) -> HostHandle:
     except ValueError as e:  # an unknown defect name
         raise TargetSetupError(f"host:embedded: {e}") from e
     return HostHandle(running.url, running.close, embedded_spec(spec.defects, spec.immutable_primary))
+
+
+async def serve_embedded_in_loop(spec: LiveSpec) -> tuple[str, Callable[[], Awaitable[None]]]:
+    """Serve the embedded host of `spec` on the running event loop (the caller's): its URL and an
+    async close. The live campaign uses it so that host and clients share one thread — no GIL
+    handoff per frame — and the host only runs while the clients do (it has no timers)."""
+    if spec.kind != "embedded":
+        raise ValueError(f"not an embedded host spelling: {spec.text!r}")
+    try:
+        from harness.host import HostConfig, serve_host
+    except ImportError as e:
+        raise TargetSetupError(f"host:embedded: the embedded host is not available ({e})") from e
+    try:
+        server = await serve_host(HostConfig(defects=spec.defects, immutable_primary=spec.immutable_primary))
+    except ValueError as e:  # an unknown defect name
+        raise TargetSetupError(f"host:embedded: {e}") from e
+
+    async def aclose() -> None:
+        server.host.close_all()
+        await asyncio.sleep(0)
+        await server.aclose()
+
+    return server.url, aclose
 
 
 def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeout_s: float = 20.0) -> HostHandle:
