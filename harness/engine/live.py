@@ -104,6 +104,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
     if not names:
         raise ValueError("every live scenario has weight 0")
     bag = [n for n in names for _ in range(cfg.weights[n])]
+    scenario = st.sampled_from(bag)  # built once, not per step
     salt = cfg.token_salt if cfg.token_salt is not None else rec.salt
 
     class LiveMachine(RuleBasedStateMachine):
@@ -137,7 +138,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
 
         @rule(data=st.data())
         def step(self, data: st.DataObject) -> None:
-            name = data.draw(st.sampled_from(bag), label="scenario")
+            name = data.draw(scenario, label="scenario")
             ops = SCENARIOS[name](data, self.run)
             if ops:
                 rec.scenarios[name] += 1

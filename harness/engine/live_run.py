@@ -642,8 +642,13 @@ class LiveRun:
         self._touched |= self._new_channels()
         if self.steps % self.snapshot_every == 0:
             full = self.steps % self.full_every == 0
-            seen = max((e.seq for c in self.clients.values() for e in c.view.envelopes[-1:]
-                        if isinstance(e.seq, int)), default=-1)
+            # the newest serverSeq any client has observed (an envelope, or a snapshot's fromSeq:
+            # a host's sequence is global, so a setup op's envelopes may reach no client before
+            # its subscribe): a fresh snapshot above it means the host emitted after the barrier
+            seen = max((x for c in self.clients.values()
+                        for x in (*(e.seq for e in c.view.envelopes[-1:]),
+                                  *(s.from_seq for s in c.view.snapshots[-1:]))
+                        if isinstance(x, int)), default=-1)
             await self._fresh_snapshots(None if full else self._touched)
             self._touched = set()
             if any(isinstance(snap.from_seq, int) and snap.from_seq > seen
