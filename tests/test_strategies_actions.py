@@ -268,3 +268,43 @@ def test_group_chats_draw_directories_of_their_session() -> None:
     drawn = _collect(actions_for("chat", state, types=["chat/workingDirectorySet"], context=ctx), 20)
     assert {a["directory"] for a in drawn} <= set(dirs)
     assert {a["directory"] for a in drawn} == set(dirs)
+
+
+def _customization_ids(customizations: list[Any]) -> list[str]:
+    out: list[str] = []
+    for c in customizations:
+        out.append(c["id"])
+        out.extend(ch["id"] for ch in c.get("children") or [])
+    return out
+
+
+def test_customization_updates_keep_ids_session_unique() -> None:
+    """A valid-lane `customizationUpdated` never reuses an id another entry (or a child) holds:
+    ids are session-unique (guide/customizations.md), so breaking that is the generator's fault,
+    not the reducer's (a 10-minute campaign once reported INV-028 from such a step)."""
+    from strategies.states import customization_lists, session_states
+
+    sessions = st.builds(
+        lambda s, cs: {**s, "customizations": cs}, session_states(), customization_lists()
+    )
+    pairs = _collect(
+        sessions.flatmap(
+            lambda s: actions_for(
+                "session", s, types=["session/customizationUpdated"], context=ActionContext(stale=0)
+            ).map(lambda a: (s, a))
+        ),
+        150,
+    )
+    collided_before = 0
+    for state, action in pairs:
+        after = reduce("session", state, action, now_ms=1_000)
+        ids = _customization_ids(after["customizations"])
+        assert len(ids) == len(set(ids)), (state["customizations"], action)
+        others = {
+            i
+            for c in state["customizations"]
+            if c["id"] != action["customization"]["id"]
+            for i in _customization_ids([c])
+        }
+        collided_before += bool(others & set(_customization_ids([action["customization"]])))
+    assert collided_before == 0

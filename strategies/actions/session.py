@@ -229,20 +229,50 @@ def _cust_toggled(s: Json, ctx: ActionContext) -> Offer:
 
 
 def _cust_updated(s: Json, ctx: ActionContext) -> Offer:
-    present = ids(s.get("customizations") or [], "id")
+    current = [c for c in s.get("customizations") or [] if isinstance(c, dict)]
+    present = ids(current, "id")
+    every_id = _all_customization_ids(current)
 
     def make() -> st.SearchStrategy[Json]:
-        cid = weighted(
-            [
-                (0.5, fresh_id(present, CUSTOMIZATION_IDS, ctx)),
-                (0.5, id_from(present, CUSTOMIZATION_IDS, stale=ctx.stale)),
-            ]
+        # Customization ids are session-unique (guide/customizations.md), children included: a
+        # new top-level id is one no entry uses at any level, and the drawn entry's children
+        # drop ids that another entry (or the entry itself) already uses.
+        unused = [i for i in CUSTOMIZATION_IDS if i not in every_id]
+        fresh = (
+            st.sampled_from(unused)
+            if unused
+            else st.integers(5, 99).map(lambda n: f"{CUSTOMIZATION_IDS[0]}-{n}")
         )
+        known = id_from(present, CUSTOMIZATION_IDS, stale=ctx.stale).filter(
+            lambda i: i in present or i not in every_id
+        )
+        cid = weighted([(0.5, fresh), (0.5, known)])
         return st.fixed_dictionaries(
-            act("session/customizationUpdated", customization=sts.customizations(cid))
+            act(
+                "session/customizationUpdated",
+                customization=sts.customizations(cid).map(lambda c: _unique_children(c, current)),
+            )
         )
 
     return HOT * 0.7, make
+
+
+def _unique_children(customization: Json, current: Sequence[Json]) -> Json:
+    """`customization` with the children whose ids collide with the session's other entries
+    (the entry it replaces aside), with its own id or with an earlier child removed."""
+    children = customization.get("children")
+    if not isinstance(children, list):
+        return customization
+    taken = {customization["id"]}
+    for entry in current:
+        if entry.get("id") != customization["id"]:
+            taken.update(_all_customization_ids([entry]))
+    kept = []
+    for child in children:
+        if isinstance(child, dict) and child.get("id") not in taken:
+            taken.add(child["id"])
+            kept.append(child)
+    return {**customization, "children": kept} if len(kept) != len(children) else customization
 
 
 def _cust_removed(s: Json, ctx: ActionContext) -> Offer:
