@@ -331,6 +331,40 @@ FAILING = [
 ]
 
 PASSING = [
+    # The payload itself repeats an id (a precondition broken by the sender): storing it as
+    # given is not the reducer's fault (schema-only generation once blamed the reference model).
+    Case(
+        "INV-027",
+        step(
+            "changeset",
+            {"status": "ready", "files": []},
+            {"type": "changeset/fileSet", "file": {"id": "f1"}},
+        ),
+        "payload-unique",
+    ),
+    Case(
+        "INV-027",
+        with_after(
+            step(
+                "session",
+                session(customizations=[]),
+                {
+                    "type": "session/customizationsChanged",
+                    "customizations": [
+                        {"id": "c1", "type": "mcp", "name": "a"},
+                        {"id": "c1", "type": "mcp", "name": "b"},
+                    ],
+                },
+            ),
+            lambda s: s.update(
+                customizations=[
+                    {"id": "c1", "type": "mcp", "name": "a"},
+                    {"id": "c1", "type": "mcp", "name": "b"},
+                ]
+            ),
+        ),
+        "payload-carries-duplicates",
+    ),
     Case(
         "INV-025",
         step(

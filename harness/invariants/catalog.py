@@ -74,6 +74,19 @@ def _duplicates(items: Any, key: str) -> list[Any]:
     return dups
 
 
+def _carries_duplicates(payload: Any, key: str) -> bool:
+    """Does the action itself hold a list with a repeated `key`? Then the step broke the
+    uniqueness precondition (ids are unique by the spec), and a reducer that stores the payload
+    as given is not the one to blame."""
+    if isinstance(payload, list):
+        if _duplicates([x for x in payload if isinstance(x, dict) and key in x], key):
+            return True
+        return any(_carries_duplicates(x, key) for x in payload)
+    if isinstance(payload, dict):
+        return any(_carries_duplicates(v, key) for v in payload.values())
+    return False
+
+
 @invariant(
     "INV-027",
     "Keyed collections stay unique",
@@ -92,7 +105,7 @@ def keyed_unique(step: Step) -> Iterator[str]:
         if a is b:
             continue
         dups = _duplicates(a, key)
-        if dups and not _duplicates(b, key):
+        if dups and not _duplicates(b, key) and not _carries_duplicates(step.action, key):
             yield f"{step.type}: {path} has duplicate {key} {short(dups)}"
     if step.kind == "annotations":
         b_by_id = {
@@ -107,6 +120,8 @@ def keyed_unique(step: Step) -> Iterator[str]:
             if old is ann:
                 continue
             dups = _duplicates(ann.get("entries"), "id")
+            if _carries_duplicates(step.action, "id"):
+                continue
             if dups and not (old is not None and _duplicates(old.get("entries"), "id")):
                 yield f"{step.type}: annotation {short(ann.get('id'))} has duplicate entry ids {short(dups)}"
 
