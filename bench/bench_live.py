@@ -3,17 +3,21 @@
     .venv/bin/python bench/bench_live.py [--part speed|detect|all] [--seconds 15] [--seeds 3]
                                          [--detect-budget 60] [--write]
 
-Part `speed` — steps per second (one step = one live op applied, settled and checked):
+Part `speed` — steps per second (one step = one live op applied, settled and checked), each
+configuration measured twice in the same run: as it is now and as it was before issue 7 (the
+*baseline*: the client event loop on a background thread, handed every op with
+`run_coroutine_threadsafe`, and `host:embedded` served on its own thread):
 
-* **machine / embedded**: `run_live_campaign` against `host:embedded` (in this process, on its
-  own thread) as `ahp-fuzz run --target host:embedded` runs it: four clients, Hypothesis drawing
-  scenarios and state-aware actions, a ping barrier per op, fresh snapshots of changed channels
-  every op (all channels every 10), every live check;
+* **machine / embedded**: `run_live_campaign` against `host:embedded` as
+  `ahp-fuzz run --target host:embedded` runs it: four clients, Hypothesis drawing scenarios and
+  state-aware actions, a ping barrier per op, fresh snapshots of changed channels every op (all
+  channels every 10), every live check. Now the host is served on the campaign's own loop, which
+  runs inline in the Hypothesis thread;
 * **machine / host-cmd**: the same against `host-cmd:python -m harness.cli host` (the host in a
   subprocess, so it runs on the other core);
 * **wire / embedded**: a fixed list of ops (title changes, turns) through `LiveRun.apply` with the
   same settling and checks but no Hypothesis: the wire-and-checks ceiling;
-* the same wire loop with fresh snapshots every 10 ops, and with one client.
+* the lean wire loop: host-cmd, one client, fresh snapshots every 10 ops.
 
 Part `detect` — for every protocol defect of the embedded host, `--seeds` focused seeded runs
 (`harness.engine.live_focus.run_focused`, bounded by `--detect-budget`): seconds until a finding
@@ -40,16 +44,16 @@ from harness.engine.control import RunControl  # noqa: E402
 from harness.engine.events import EventBus  # noqa: E402
 from harness.engine.live import LiveConfig, run_live_campaign  # noqa: E402
 from harness.engine.live_focus import FOCUS, run_focused  # noqa: E402
-from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun  # noqa: E402
-from harness.targets.live import LiveTarget  # noqa: E402
+from harness.engine.live_run import DEFAULT_CLIENTS, EventLoopThread, LiveRun  # noqa: E402
+from harness.targets.live import LiveTarget, parse_live_spec, serve_embedded_in_loop  # noqa: E402
 
 
-def machine_speed(spec: str, seconds: float, seed: int = 1) -> tuple[int, float]:
+def machine_speed(spec: str, seconds: float, seed: int = 1, *, baseline: bool = False) -> tuple[int, float]:
     target = LiveTarget(spec)
     try:
         summary = run_live_campaign(
             LiveConfig(target.url, spec, seed=seed, budget_s=seconds, control=RunControl(seconds),
-                       shrink_budget_s=1.0, max_findings=50),
+                       shrink_budget_s=1.0, max_findings=50, threaded_loop=baseline, host_in_loop=not baseline),
             EventBus(),
         )
     finally:
@@ -57,9 +61,18 @@ def machine_speed(spec: str, seconds: float, seed: int = 1) -> tuple[int, float]
     return summary.steps, summary.elapsed_s
 
 
-def wire_speed(spec: str, seconds: float, *, clients: int = 4, snapshot_every: int = 1) -> tuple[int, float]:
-    target = LiveTarget(spec)
-    run = LiveRun(target.url, snapshot_every=snapshot_every)
+def wire_speed(spec: str, seconds: float, *, clients: int = 4, snapshot_every: int = 1,
+               baseline: bool = False) -> tuple[int, float]:
+    loop = EventLoopThread(threaded=baseline)
+    parsed = parse_live_spec(spec)
+    target: LiveTarget | None = None
+    host_close = None
+    if parsed.kind == "embedded" and not baseline:
+        url, host_close = loop.run(serve_embedded_in_loop(parsed), 20.0)
+    else:
+        target = LiveTarget(spec)
+        url = target.url
+    run = LiveRun(url, loop=loop, snapshot_every=snapshot_every)
     try:
         for i, c in enumerate(DEFAULT_CLIENTS[:clients]):
             run.apply(c.op(i))
@@ -83,7 +96,11 @@ def wire_speed(spec: str, seconds: float, *, clients: int = 4, snapshot_every: i
         return n, time.monotonic() - t0
     finally:
         run.close()
-        target.close()
+        if host_close is not None:
+            loop.run(host_close(), 10.0)
+        loop.close()
+        if target is not None:
+            target.close()
 
 
 def detect(seeds: int, budget: float) -> dict[str, list[float | None]]:
@@ -111,20 +128,23 @@ def main() -> int:
     lines: list[str] = []
     host_cmd = f"host-cmd:{sys.executable} -m harness.cli host"
     if args.part in ("speed", "all"):
+        base = "baseline: loop thread + host thread"
         rows = [
-            ("machine", "host:embedded (in process)", lambda: machine_speed("host:embedded", args.seconds)),
-            ("machine", "host-cmd (host in a subprocess)", lambda: machine_speed(host_cmd, args.seconds)),
-            ("wire + checks", "host:embedded, 4 clients, snapshots every op",
+            ("machine", "host:embedded — now: one loop, inline, host on it",
+             lambda: machine_speed("host:embedded", args.seconds)),
+            ("machine", f"host:embedded — {base}", lambda: machine_speed("host:embedded", args.seconds, baseline=True)),
+            ("machine", "host-cmd — now: inline loop", lambda: machine_speed(host_cmd, args.seconds)),
+            ("machine", "host-cmd — baseline: loop thread", lambda: machine_speed(host_cmd, args.seconds, baseline=True)),
+            ("wire + checks", "host:embedded, 4 clients, snapshots every op — now",
              lambda: wire_speed("host:embedded", args.seconds)),
-            ("wire + checks", "host-cmd, 4 clients, snapshots every op", lambda: wire_speed(host_cmd, args.seconds)),
-            ("wire + checks", "host-cmd, 4 clients, snapshots every 10 ops",
-             lambda: wire_speed(host_cmd, args.seconds, snapshot_every=10)),
-            ("wire + checks", "host-cmd, 1 client, snapshots every 10 ops",
+            ("wire + checks", f"host:embedded, 4 clients, snapshots every op — {base}",
+             lambda: wire_speed("host:embedded", args.seconds, baseline=True)),
+            ("wire + checks", "host-cmd, 1 client, snapshots every 10 ops — now",
              lambda: wire_speed(host_cmd, args.seconds, clients=1, snapshot_every=10)),
         ]
         lines += ["## Throughput", "",
                   "`CPU ms/step` is this process's CPU time (user + system) per step — for `host:embedded` "
-                  "the host's work included, for `host-cmd` not; `steps per CPU-s` is its inverse, the rate "
+                  "the host's work included, for `host-cmd` not (its subprocess runs on the other core); `steps per CPU-s` is its inverse, the rate "
                   "one otherwise idle core would sustain (the wall-clock rate depends on the machine's load).", "",
                   "| what | host | steps | seconds | steps/s | CPU ms/step | steps per CPU-s |",
                   "|---|---|---:|---:|---:|---:|---:|"]

@@ -211,3 +211,30 @@ def test_racing_writers_converge_on_the_host_state(host: LiveTarget) -> None:
         assert all(len(run.clients[i].view.dispatches[-1].echoes) == 1 for i in range(3))
     finally:
         run.close()
+
+
+@pytest.mark.parametrize("baseline", [False, True], ids=["inline-loop-host-on-it", "loop-thread-host-thread"])
+def test_both_loop_modes_find_a_host_defect(baseline: bool) -> None:
+    """The campaign's default (the loop driven inline, host:embedded served on it) and the old
+    mode kept as the bench baseline (a loop thread, the host on its own thread) both fuzz the
+    host of the spelling: in the default mode the given URL is a dead port, so a finding of the
+    defect shows the in-loop host (with the defect) is the one fuzzed."""
+    from harness.engine.control import RunControl
+    from harness.engine.events import EventBus
+    from harness.engine.live import LiveConfig, run_live_campaign
+    from harness.engine.live_focus import caught_by
+
+    spec = "host:embedded?defect=server-only-accepted"
+    target = LiveTarget(spec) if baseline else None
+    url = target.url if target is not None else "ws://127.0.0.1:9/"
+    wanted = caught_by("server-only-accepted")
+    try:
+        summary = run_live_campaign(LiveConfig(url, spec, seed=0, budget_s=90, control=RunControl(90), max_chunks=3,
+                                               chunk_examples=3, token_salt="modes", shrink_budget_s=0.5,
+                                               stop_on=wanted, threaded_loop=baseline, host_in_loop=not baseline),
+                                    EventBus())
+    finally:
+        if target is not None:
+            target.close()
+    found = {f.invariant for f in summary.findings}
+    assert found & wanted, found

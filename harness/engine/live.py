@@ -1,8 +1,8 @@
 """The live machine and the live campaign: fuzz a running AHP host over the wire.
 
 The Hypothesis machine stays synchronous: all connections of a run live on one asyncio event loop
-in a background thread (`EventLoopThread`), and every rule calls into it through
-`asyncio.run_coroutine_threadsafe` with a bounded timeout (`LiveRun.apply`). One machine run =
+(`EventLoopThread`) that every rule drives inline, in its own thread, with a bounded timeout
+(`LiveRun.apply`); for `host:embedded` the campaign serves the host on that same loop. One machine run =
 fresh client connections (`DEFAULT_CLIENTS`: two that negotiated collections with different
 delivery latencies, one that did not, one that speaks only 0.6.0), two new sessions everyone
 subscribes to, then steps drawn from the weighted scenarios of `live_ops`. After every op the
