@@ -20,6 +20,7 @@ Vocabulary:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -151,6 +152,21 @@ class ClientView:
     pending: dict[str, list[Dispatch]] = field(default_factory=dict)
     #: channel -> [(serverSeq, confirmed state after it)], the snapshot's (fromSeq, state) first.
     history: dict[str, list[tuple[int, State]]] = field(default_factory=dict)
+
+    def dispatch_at(self, client_seq: Any) -> Dispatch | None:
+        """The first dispatch with this clientSeq (an index, rebuilt when dispatches grew: the
+        checks look one up per echo, every step)."""
+        idx: dict[Any, Dispatch] | None = self.__dict__.get("_by_seq")
+        if idx is None or self.__dict__.get("_by_seq_n") != len(self.dispatches):
+            idx = {}
+            for d in self.dispatches:
+                with contextlib.suppress(TypeError):  # an unhashable crafted clientSeq
+                    idx.setdefault(d.client_seq, d)
+            self.__dict__["_by_seq"], self.__dict__["_by_seq_n"] = idx, len(self.dispatches)
+        try:
+            return idx.get(client_seq)
+        except TypeError:
+            return None
 
     def state_at(self, channel: str, seq: int) -> State | None:
         """The confirmed state of `channel` after every envelope with serverSeq <= `seq`

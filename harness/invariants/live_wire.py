@@ -41,9 +41,9 @@ def _dispatch_of(obs: LiveObservation, origin: Any) -> tuple[ClientView, Dispatc
         return None
     for c in obs.clients:
         if c.client_id == origin.get("clientId"):
-            for d in c.dispatches:
-                if d.client_seq == origin.get("clientSeq"):
-                    return c, d
+            d = c.dispatch_at(origin.get("clientSeq"))
+            if d is not None:
+                return c, d
     return None
 
 
