@@ -186,7 +186,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             bus.emit(KnownSeen(v.invariant, LIVE_KIND, v.message, inv.known_issue if inv else None, True))
 
     rec = LiveRecorder(on_known=on_known)
-    loop = EventLoopThread(threaded=cfg.threaded_loop)
+    loop = EventLoopThread(threaded=cfg.threaded_loop, shield=control.shielded)
     host_close = None
     spec = parse_live_spec(cfg.target_spec) if is_live_spec(cfg.target_spec) else None
     if cfg.host_in_loop and spec is not None and spec.kind == "embedded":

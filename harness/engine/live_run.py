@@ -29,7 +29,8 @@ import contextlib
 import threading
 import time
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -104,9 +105,14 @@ class EventLoopThread:
     for the GIL (bench/results/live.md). `threaded=True` keeps that old mode (the bench baseline).
     """
 
-    def __init__(self, name: str = "ahp-live-loop", *, threaded: bool = False) -> None:
+    def __init__(self, name: str = "ahp-live-loop", *, threaded: bool = False,
+                 shield: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
         self.loop = asyncio.new_event_loop()
         self.threaded = threaded
+        #: Inline mode: a stop signal (whose handler raises `RunStopped`) must not land inside the
+        #: loop's callbacks (websockets' parser, a reader task): `RunControl.shielded` defers it
+        #: to the end of the op (bounded by the op's timeout).
+        self._shield = shield
         self._thread: threading.Thread | None = None
         if threaded:
             self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
@@ -121,7 +127,8 @@ class EventLoopThread:
                 fut.cancel()
                 raise LiveFailure(TARGET_TIMEOUT, f"no answer from the host within {timeout_s:g}s") from None
         try:
-            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout_s))
+            with self._shield() if self._shield is not None else contextlib.nullcontext():
+                return self.loop.run_until_complete(asyncio.wait_for(coro, timeout_s))
         except TimeoutError:
             raise LiveFailure(TARGET_TIMEOUT, f"no answer from the host within {timeout_s:g}s") from None
 
