@@ -31,7 +31,9 @@ class Display:
     """Call `update(state)` as often as you like; it redraws at most every `every_s`."""
 
     def __init__(self, console: Console | None = None, *, every_s: float | None = None, quiet: bool = False) -> None:
-        self.console = console or Console(stderr=True, highlight=False)
+        self.console = console or Console(
+            stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True
+        )
         self.live_mode = self.console.is_terminal and not quiet
         self.quiet = quiet
         self.every_s = every_s if every_s is not None else (0.5 if self.live_mode else 10.0)
