@@ -180,7 +180,28 @@ def test_report_command_rebuilds_and_merges(tmp_path: Path, capsys: pytest.Captu
     assert len(list((out / "findings").glob("*.json"))) == 2
     assert ET.parse(out / "junit.xml").getroot().get("failures") == "2"
     assert (out / "index.html").is_file()
-    assert "report: " in capsys.readouterr().err
+    assert f"report: {out / 'index.html'}" in capsys.readouterr().out  # results on stdout
+
+
+def test_report_command_calls_out_a_run_that_died(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A report.json still "running" whose process is gone was left by a run that died without
+    warning (kill -9, out of memory): `ahp-fuzz report` says so instead of passing it as done."""
+    run, _ = _crafted_run(tmp_path, "died")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    data = json.loads((run / "report.json").read_text())
+    data.update(status="running", pid=int(gone.stdout))
+    data.pop("host", None)
+    (run / "report.json").write_text(json.dumps(data))
+    assert main(["report", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert "died without finishing" in err
+    data["status"] = "finished"
+    (run / "report.json").write_text(json.dumps(data))
+    assert main(["report", str(run)]) == 0
+    assert "died" not in capsys.readouterr().err
 
 
 def test_report_command_usage_errors(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ def report_command(args: argparse.Namespace) -> int:
         for d in dirs:
             if not d.is_dir():
                 raise UsageError(f"not a folder: {d}")
+            _say_if_died(d)
         out = Path(args.out)
         if out.resolve() in {d.resolve() for d in dirs}:
             raise UsageError("--out must be a new folder, not one of the merged ones")
@@ -30,17 +31,28 @@ def report_command(args: argparse.Namespace) -> int:
         m = report["merge"]
         print(f"merged {len(dirs)} run(s): {len(report['findings'])} finding(s) "
               f"({m['duplicateFindings']} duplicate(s) dropped), {report['steps']:,} steps", file=sys.stderr)
-        print(f"report: {out / 'index.html'}", file=sys.stderr)
+        print(f"report: {out / 'index.html'}")
         return 0
     if not args.dir:
         raise UsageError("give a run folder (ahp-fuzz report DIR) or --merge DIR… --out DIR")
     run_dir = Path(args.dir)
     if not run_dir.is_dir():
         raise UsageError(f"not a folder: {run_dir}")
+    _say_if_died(run_dir)
     report = load_report(run_dir)
     path = write_html(run_dir, report)
-    print(f"report: {path}", file=sys.stderr)
+    print(f"report: {path}")
     return 0
+
+
+def _say_if_died(run_dir: Path) -> None:
+    """A run folder whose report still says "running" although its process is gone is called
+    out, so a report of a run that died without warning is never read as a finished one."""
+    from harness.report.writers import earlier_run
+
+    sentence = earlier_run(run_dir)
+    if sentence and "died without finishing" in sentence:
+        print(f"ahp-fuzz: warning: {sentence}", file=sys.stderr)
 
 
 def register(sub: Any) -> None:
