@@ -40,6 +40,7 @@ import jsonschema
 from hypothesis import strategies as st
 
 from harness.spec.specdir import SCHEMA_NAMES, SpecDir
+from harness.spec.versions import STATE_DEFINITIONS
 
 Json = dict[str, Any]
 Severity = Literal["error", "warning", "info"]
@@ -50,16 +51,6 @@ SUPPORTED_DRAFTS: Final = frozenset(
         "https://json-schema.org/draft/2020-12/schema#",
     }
 )
-#: State kind -> the definition of its state type (REDUCERS.md §2.1).
-STATE_DEFINITIONS: Final = {
-    "root": "RootState",
-    "session": "SessionState",
-    "chat": "ChatState",
-    "terminal": "TerminalState",
-    "changeset": "ChangesetState",
-    "annotations": "AnnotationsState",
-    "resourceWatch": "ResourceWatchState",
-}
 #: Definitions kept out of the default (CI) test tier: the unions (every action, envelopes,
 #: snapshots) and those below ~3 examples/s in bench/results/strategies.md.
 HEAVY_DEFINITIONS: Final = frozenset(

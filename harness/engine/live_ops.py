@@ -89,17 +89,27 @@ def _session_dirs(run: LiveRun, c: SimClient, chat: str) -> tuple[str, ...] | No
     return tuple(dirs) if isinstance(dirs, list) else None
 
 
-def valid_action(data: st.DataObject, run: LiveRun) -> list[Op]:
-    """A state-aware client-dispatchable action on a channel the client watches."""
+def _pick_watched_channel(
+    data: st.DataObject, run: LiveRun
+) -> tuple[SimClient, str, str, str] | None:
+    """A client, one of the action channels it watches, that channel's kind and the client's
+    negotiated version (None when no client watches any)."""
     c = _pick_client(data, run)
     if c is None:
-        return []
+        return None
     channels = [ch for ch in sorted(c.view.subscribed) if run.kinds.get(ch) in ACTION_KINDS]
     if not channels:
-        return []
+        return None
     ch = data.draw(st.sampled_from(channels), label="channel")
-    kind = run.kinds[ch]
-    version = c.view.version or "0.7.0"
+    return c, ch, run.kinds[ch], c.view.version or "0.7.0"
+
+
+def valid_action(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """A state-aware client-dispatchable action on a channel the client watches."""
+    picked = _pick_watched_channel(data, run)
+    if picked is None:
+        return []
+    c, ch, kind, version = picked
     wd_ok = "multipleWorkingDirectories" in run.agent_caps()
     types = [t for t in action_types(version, kind)
              if t in BUILDERS[kind] and is_client_dispatchable(t, version) and (wd_ok or t not in WD_TYPES)]
@@ -114,15 +124,10 @@ def valid_action(data: st.DataObject, run: LiveRun) -> list[Op]:
 
 def server_only(data: st.DataObject, run: LiveRun) -> list[Op]:
     """A server-only action type from a client: the host must reject it (INV-044, INV-053)."""
-    c = _pick_client(data, run)
-    if c is None:
+    picked = _pick_watched_channel(data, run)
+    if picked is None:
         return []
-    channels = [ch for ch in sorted(c.view.subscribed) if run.kinds.get(ch) in ACTION_KINDS]
-    if not channels:
-        return []
-    ch = data.draw(st.sampled_from(channels), label="channel")
-    kind = run.kinds[ch]
-    version = c.view.version or "0.7.0"
+    c, ch, kind, version = picked
     types = [t for t in action_types(version, kind) if t in BUILDERS[kind] and not is_client_dispatchable(t, version)]
     if not types:
         return []

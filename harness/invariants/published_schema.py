@@ -37,21 +37,11 @@ from typing import Any, Final
 import jsonschema_rs
 
 from harness.spec.specdir import ENV_VAR, SpecDir
-from harness.spec.versions import Version
+from harness.spec.versions import STATE_DEFINITIONS, Version
 
 from ._chat import RESULT_KEYS, active_turn, parts_of, tool_call
 from .base import ALL_KINDS, JSONDict, Step, invariant
 
-#: State kind -> the definition of its state type (REDUCERS.md §2.1).
-STATE_DEFINITIONS: Final = {
-    "root": "RootState",
-    "session": "SessionState",
-    "chat": "ChatState",
-    "terminal": "TerminalState",
-    "changeset": "ChangesetState",
-    "annotations": "AnnotationsState",
-    "resourceWatch": "ResourceWatchState",
-}
 UINT32_MAX: Final = 2**32 - 1
 #: REDUCERS.md §11 item 11: (definition, key the published schema requires but reducers omit).
 ITEM_11_NOT_REQUIRED: Final = (

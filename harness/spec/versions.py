@@ -128,6 +128,17 @@ KIND_PREFIX: Final = {
 }
 KINDS: Final = tuple(KIND_PREFIX)
 
+#: State kind -> the schema definition of its state type (REDUCERS.md §2.1).
+STATE_DEFINITIONS: Final = {
+    "root": "RootState",
+    "session": "SessionState",
+    "chat": "ChatState",
+    "terminal": "TerminalState",
+    "changeset": "ChangesetState",
+    "annotations": "AnnotationsState",
+    "resourceWatch": "ResourceWatchState",
+}
+
 
 def introduced_in(action_type: str) -> Version | None:
     """The version that introduced `action_type`, or None when the type is unknown."""
