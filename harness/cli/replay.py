@@ -51,7 +51,8 @@ def replay_command(args: argparse.Namespace) -> int:
         from harness.engine.live_replay import replay_on_target, result_lines
         from harness.reference import DEFAULT_PROFILE
 
-        live = open_target_or_usage(spec, DEFAULT_PROFILE, args.timeout)
+        options = {"allow_remote": True} if args.allow_remote else {}
+        live = open_target_or_usage(spec, DEFAULT_PROFILE, args.timeout, **options)
         try:
             live_result = replay_on_target(finding, live, request_timeout_s=args.timeout)
         finally:
@@ -91,6 +92,8 @@ def register(sub: Any) -> None:
     )
     r.add_argument("file", help="a finding JSON file")
     r.add_argument("--target", help="target to replay against (default: the one recorded in the finding)")
+    r.add_argument("--allow-remote", action="store_true",
+                   help="live findings: allow a host that is not on loopback")
     r.add_argument("--timeout", type=seconds_type, default=5.0,
                    help="per-step target timeout in seconds, > 0 (default 5)")
     _profiles.add_options(r)
