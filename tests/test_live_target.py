@@ -198,3 +198,18 @@ def test_a_host_that_never_answers_is_a_timeout_finding_not_a_hang() -> None:
         run.close()
         loop.call_soon_threadsafe(stop[0].set_result, None)
         thread.join(5)
+
+
+def test_embedded_host_starts_on_first_use_and_defect_names_are_checked_at_open() -> None:
+    """`host:embedded` is not started when the target opens (a live campaign serves its own copy
+    on its event loop, so an eager start left a second host idle), but a wrong defect name is
+    still a setup error at once, and `url` starts the host when something needs it (replay)."""
+    with pytest.raises(TargetSetupError, match="unknown defect"):
+        LiveTarget("host:embedded?defect=no-such-defect")
+    t = LiveTarget("host:embedded?defect=seq-repeat")
+    try:
+        assert t._handle is None
+        assert t.url.startswith("ws://127.0.0.1:")
+        assert t._handle is not None
+    finally:
+        t.close()

@@ -43,7 +43,9 @@ from .live_run import DEFAULT_CLIENTS, DEFAULT_SKIP, ClientSpec, EventLoopThread
 
 @dataclass
 class LiveConfig:
-    url: str
+    #: The host to fuzz. None: the embedded host `target_spec` names, served on the campaign's
+    #: own loop (what `host_in_loop` does for an embedded spelling in any case).
+    url: str | None
     target_spec: str
     profile: str = "0.7.0"
     seed: int = 0
@@ -154,7 +156,8 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
 def live_config_from(config: RunConfig) -> LiveConfig:
     """The live campaign's settings for an `ahp-fuzz run` whose target is a live host."""
     return LiveConfig(
-        url=config.target.url,  # type: ignore[attr-defined]
+        # An embedded host is served on the campaign's own loop: the target's need not start.
+        url=None if getattr(config.target, "embedded", False) else config.target.url,  # type: ignore[attr-defined]
         target_spec=config.target_spec, profile=config.profile.label, seed=config.seed,
         budget_s=config.budget_s, max_chunks=config.max_chunks,
         chunk_examples=min(config.chunk_examples, 10), max_steps=config.max_steps,
@@ -189,9 +192,11 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     loop = EventLoopThread(threaded=cfg.threaded_loop, shield=control.shielded)
     host_close = None
     spec = parse_live_spec(cfg.target_spec) if is_live_spec(cfg.target_spec) else None
-    if cfg.host_in_loop and spec is not None and spec.kind == "embedded":
+    if spec is not None and spec.kind == "embedded" and (cfg.host_in_loop or cfg.url is None):
         url, host_close = loop.run(serve_embedded_in_loop(spec), 20.0)
         cfg = replace(cfg, url=url)
+    elif cfg.url is None:
+        raise ValueError(f"{cfg.target_spec!r}: a live campaign needs a host URL")
     database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
     bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
     chunk = 0

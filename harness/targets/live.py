@@ -208,6 +208,18 @@ def _stop_group(proc: subprocess.Popen[str]) -> None:
             continue
 
 
+def _check_embedded(spec: LiveSpec) -> None:
+    """An embedded spelling's defect names, checked without starting the host."""
+    try:
+        from harness.host.defects import DefectSet
+    except ImportError as e:
+        raise TargetSetupError(f"host:embedded: the embedded host is not available ({e})") from e
+    try:
+        DefectSet(spec.defects)
+    except ValueError as e:  # an unknown defect name
+        raise TargetSetupError(f"host:embedded: {e}") from e
+
+
 def _start_embedded(spec: LiveSpec) -> HostHandle:
     try:
         from harness.host import start_host
@@ -284,8 +296,16 @@ class LiveTarget:
         if self.spec.kind == "url":
             assert self.spec.url is not None
             check_loopback(self.spec.url, allow_remote)
-        if start:
+        if self.embedded:
+            # Started on first use (`url`): a live campaign serves its own copy on its event
+            # loop, so starting one here would leave a host idle. Defect names are checked now.
+            _check_embedded(self.spec)
+        elif start:
             self.start()  # setup problems surface here, as TargetSetupError (a usage error)
+
+    @property
+    def embedded(self) -> bool:
+        return self.spec.kind == "embedded"
 
     def start(self) -> HostHandle:
         if self._handle is None:
