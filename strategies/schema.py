@@ -10,7 +10,7 @@ Three things live here, in the order they run:
    be repaired raise `SchemaProblem`, an error class of its own (a broken spec is a setup
    problem, not a test failure). A dangling member of a `oneOf`/`anyOf` is repaired by dropping
    it, and the repair is reported.
-2. **Patches** (`INV007_PATCHES`): the published schemas are known to reject legitimate reducer
+2. **Patches** (`harness.spec.schema_patches`): the published schemas are known to reject legitimate reducer
    output (REDUCERS.md §11 item 11, INV-007): `SessionStatus` becomes any integer in
    [0, 2^32); `usage` is not required on `Turn`/`ActiveTurn`, nor `origin` on `ActionEnvelope`,
    nor `activity`/`_meta`/`changesets`/`operations` on their actions. Nothing else is changed.
@@ -39,6 +39,7 @@ from typing import Any, Final, Literal
 import jsonschema
 from hypothesis import strategies as st
 
+from harness.spec.schema_patches import apply_inv007_patches
 from harness.spec.specdir import SCHEMA_NAMES, SpecDir
 from harness.spec.versions import STATE_DEFINITIONS
 
@@ -73,7 +74,6 @@ HEAVY_DEFINITIONS: Final = frozenset(
         "SessionCustomizationsChangedAction",
     }
 )
-UINT32_MAX: Final = 2**32 - 1
 
 
 class SchemaProblem(Exception):
@@ -321,38 +321,6 @@ def _lint_conflicts(docs: Mapping[str, Json], report: LintReport) -> None:
 
 
 # --- patches -----------------------------------------------------------------------------------
-
-#: (definition, required key to drop) — INV-007 (2).
-_DROP_REQUIRED: Final = (
-    ("Turn", "usage"),
-    ("ActiveTurn", "usage"),
-    ("ActionEnvelope", "origin"),
-    ("SessionActivityChangedAction", "activity"),
-    ("ChatActivityChangedAction", "activity"),
-    ("SessionMetaChangedAction", "_meta"),
-    ("SessionChangesetsChangedAction", "changesets"),
-    ("ChangesetOperationsChangedAction", "operations"),
-)
-INV007_PATCHES: Final = (
-    "SessionStatus: any integer in [0, 2^32)",
-    *(f"{d}: `{k}` not required" for d, k in _DROP_REQUIRED),
-)
-
-
-def apply_inv007_patches(defs: Json) -> list[str]:
-    """Patch merged `$defs` in place as INV-007 says; return the patches that changed something."""
-    applied = []
-    status = {"type": "integer", "minimum": 0, "maximum": UINT32_MAX}
-    if "SessionStatus" in defs and defs["SessionStatus"] != status:
-        defs["SessionStatus"] = status
-        applied.append(INV007_PATCHES[0])
-    for (name, key), text in zip(_DROP_REQUIRED, INV007_PATCHES[1:], strict=True):
-        body = defs.get(name)
-        if isinstance(body, dict) and key in body.get("required", []):
-            body["required"] = [k for k in body["required"] if k != key]
-            applied.append(text)
-    return applied
-
 
 def add_collection_draft(defs: Json) -> None:
     """Add the collection-attachment draft (seed 000) to merged `$defs`, in place.

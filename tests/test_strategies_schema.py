@@ -8,16 +8,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from harness.spec.schema_patches import INV007_PATCHES, apply_inv007_patches
 from harness.spec.specdir import SpecDir
-from harness.spec.versions import action_types
+from harness.spec.versions import STATE_DEFINITIONS, action_types
 from strategies.actions import REQUIRED_FIELDS
 from strategies.schema import (
     HEAVY_DEFINITIONS,
-    INV007_PATCHES,
-    STATE_DEFINITIONS,
     SchemaProblem,
     SchemaSet,
-    apply_inv007_patches,
     lint,
 )
 

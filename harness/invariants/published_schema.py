@@ -36,24 +36,13 @@ from typing import Any, Final
 
 import jsonschema_rs
 
+from harness.spec.schema_patches import apply_inv007_patches
 from harness.spec.specdir import ENV_VAR, SpecDir
 from harness.spec.versions import STATE_DEFINITIONS, Version
 
 from ._chat import RESULT_KEYS, active_turn, parts_of, tool_call
 from .base import ALL_KINDS, JSONDict, Step, invariant
 
-UINT32_MAX: Final = 2**32 - 1
-#: REDUCERS.md §11 item 11: (definition, key the published schema requires but reducers omit).
-ITEM_11_NOT_REQUIRED: Final = (
-    ("Turn", "usage"),
-    ("ActiveTurn", "usage"),
-    ("ActionEnvelope", "origin"),
-    ("SessionActivityChangedAction", "activity"),
-    ("ChatActivityChangedAction", "activity"),
-    ("SessionMetaChangedAction", "_meta"),
-    ("SessionChangesetsChangedAction", "changesets"),
-    ("ChangesetOperationsChangedAction", "operations"),
-)
 #: How many recently judged states are remembered (a step's `before` is the last `after`).
 _MEMO_SIZE: Final = 8
 _MAX_ERRORS: Final = 3
@@ -62,13 +51,7 @@ _MAX_ERRORS: Final = 3
 def corrected(doc: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a published schema document with the §11 item 11 correction applied."""
     out = copy.deepcopy(dict(doc))
-    defs = out.get("$defs", {})
-    if "SessionStatus" in defs:
-        defs["SessionStatus"] = {"type": "integer", "minimum": 0, "maximum": UINT32_MAX}
-    for name, key in ITEM_11_NOT_REQUIRED:
-        body = defs.get(name)
-        if isinstance(body, dict) and key in body.get("required", []):
-            body["required"] = [k for k in body["required"] if k != key]
+    apply_inv007_patches(out.get("$defs", {}))
     return out
 
 
