@@ -53,6 +53,12 @@ def test_load_baseline_reports_missing_and_non_json_files(tmp_path: Path) -> Non
     (tmp_path / "b.json").write_text("{", encoding="utf-8")
     with pytest.raises(BaselineError, match="not JSON"):
         load_baseline(tmp_path / "b.json")
+    # a folder or a file that is not UTF-8 is a usage error too, not a crash
+    with pytest.raises(BaselineError, match="is a folder, not a baseline file"):
+        load_baseline(tmp_path)
+    (tmp_path / "latin1.json").write_bytes(b'{"x": "\xe9"}')
+    with pytest.raises(BaselineError, match="cannot read"):
+        load_baseline(tmp_path / "latin1.json")
 
 
 def test_normalise_puts_back_only_the_accepted_value_at_the_given_paths() -> None:

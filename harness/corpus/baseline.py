@@ -16,12 +16,13 @@ Each entry counts how often it matched; an entry that never matched during a run
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .jsonfile import read_json
 
 FORMAT = "ahp-fuzz/baseline"
 FORMAT_VERSION = 1
@@ -180,13 +181,7 @@ def _share(old: Any, new: Any) -> Any:
 
 def load_baseline(path: str | Path) -> Baseline:
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BaselineError(f"no such baseline file: {p}") from None
-    except json.JSONDecodeError as e:
-        raise BaselineError(f"{p}: not JSON ({e})") from e
-    return parse_baseline(data, str(p))
+    return parse_baseline(read_json(p, "baseline", BaselineError), str(p))
 
 
 def parse_baseline(data: Any, source: str = "baseline") -> Baseline:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .finding import FindingFormatError
+from .jsonfile import read_json
 
 FORMAT = "ahp-fuzz/command-finding"
 FORMAT_VERSION = 1
@@ -161,8 +162,4 @@ class CommandFinding:
 
 def load_command_finding(path: str | Path) -> CommandFinding:
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CommandFindingFormatError(f"{p}: cannot read a command finding ({e})") from e
-    return CommandFinding.from_json(data, str(p))
+    return CommandFinding.from_json(read_json(p, "command finding", CommandFindingFormatError), str(p))

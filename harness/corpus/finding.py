@@ -20,6 +20,8 @@ from typing import Any
 
 from harness.spec.versions import KINDS
 
+from .jsonfile import read_json
+
 FORMAT = "ahp-fuzz/finding"
 FORMAT_VERSION = 1
 #: A finding about a live host: `steps` are live ops (harness/engine/live_run.py) and
@@ -284,16 +286,7 @@ def expand_target(spec: str, finding_path: str | Path | None = None) -> str:
 
 def load_finding(path: str | Path) -> Finding:
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FindingFormatError(f"no such finding file: {p}") from None
-    except IsADirectoryError:
-        raise FindingFormatError(f"{p} is a folder, not a finding file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise FindingFormatError(f"{p}: cannot read ({e})") from e
-    except json.JSONDecodeError as e:
-        raise FindingFormatError(f"{p}: not JSON ({e})") from e
+    data = read_json(p, "finding", FindingFormatError)
     if isinstance(data, dict) and data.get("format") == "ahp-fuzz/command-finding":
         # the command-trace sibling format (command_finding.py); replay dispatches on its class
         from .command_finding import CommandFinding
