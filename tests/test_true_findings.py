@@ -21,6 +21,7 @@ from harness.spec.action_schema import ActionSchema, required_paths
 from harness.spec.specdir import SpecDir
 from harness.targets.adapter import AdapterTarget
 from harness.targets.reference import ReferenceTarget
+from tests.conftest import sibling_spec
 
 P = Profile.named("0.7.0")
 
@@ -212,3 +213,22 @@ def test_finding_files_of_a_mutant_run_hold_only_schema_valid_valid_lane_steps(s
         for s in f.steps:
             if not s.probe:
                 assert schema.problem(s.action) is None, json.dumps(s.action)
+
+
+def test_the_action_schema_is_read_with_the_item_11_corrections(spec_dir: SpecDir) -> None:
+    """REDUCERS.md §11 item 11: the published schemas reject legitimate payloads. The valid lane
+    reads them corrected, like the generators and INV-007: a combined SessionStatus (Idle|IsRead
+    = 33) is a valid `session/chatUpdated`, and 0.6.0's turns without `usage` (its own fixture
+    233) are a valid `chat/turnsLoaded`; a status beyond 2^32 stays invalid."""
+    schema = ActionSchema.from_spec(spec_dir)
+    assert schema is not None
+    update = {"type": "session/chatUpdated", "chat": "ahp-chat:/a", "changes": {"status": 33}}
+    assert schema.problem(update) is None
+    assert schema.problem({**update, "changes": {"status": 2**32}}) is not None
+    old_spec = sibling_spec("0.6.0")
+    old = ActionSchema.from_spec(old_spec)
+    assert old is not None
+    (fx,) = [f for f in old_spec.reducer_fixtures() if f.name.startswith("233-chat-turnsloaded")]
+    loaded = [a for a in fx.actions if a["type"] == "chat/turnsLoaded"]
+    assert loaded and all("usage" not in t for a in loaded for t in a["turns"])
+    assert [old.problem(a) for a in loaded] == [None] * len(loaded)

@@ -1,7 +1,7 @@
 """The spec's action schema as per-type validators, and the required-field facts it implies.
 
-`ActionSchema.from_spec(spec)` compiles one `jsonschema_rs` validator per action type, once
-(an action type with several variants — `chat/toolCallConfirmed` approved/denied — validates
+`ActionSchema.from_spec(spec)` compiles one `jsonschema_rs` validator per action type, once,
+from the schema with the INV-007 corrections applied (`schema_patches`; an action type with several variants — `chat/toolCallConfirmed` approved/denied — validates
 against any of them). `problem(action)` says why an action is schema-invalid, or None.
 
 JSON `null` is read as absent first (the fixture rule, REDUCERS.md §7): a payload whose
@@ -23,6 +23,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from .schema_patches import apply_inv007_patches
 from .specdir import SpecDir, strip_nulls
 
 
@@ -74,6 +75,10 @@ def _load(path: str) -> ActionSchema:
 
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
     defs = doc.get("$defs", {})
+    # The schema as INV-007 reads it (REDUCERS.md §11 item 11), as everywhere else a produced or
+    # generated value is validated: the published one rejects legitimate payloads (0.6.0's
+    # `turns[].usage` required — upstream fixture 233 omits it —, combined SessionStatus bits).
+    apply_inv007_patches(defs)
     by_type: dict[str, list[Any]] = {}
     for name, d in defs.items():
         t = _type_const(d)
