@@ -34,7 +34,7 @@ def command(args: argparse.Namespace) -> int:
             choice = _profiles.after_open(choice, target, args.target, out=sys.stdout if not args.json else sys.stderr)
         try:
             results = conformance.run(
-                spec, choice.profile, target, schema=_profiles.schema_of(spec), notes=notes,
+                spec, choice.profile, target, notes=notes,
                 fixtures=fixtures,
             )
         except (SpecDirError, ValueError) as e:
