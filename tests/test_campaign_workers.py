@@ -98,7 +98,10 @@ def _campaign(out: Path, *extra: str, minutes: str = "1") -> subprocess.Popen[st
 
 def test_killed_worker_loses_no_finding_and_is_restarted(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    proc = _campaign(out, "--workers", "2", "--kinds", "chat", "--target", _mutant_target("turn_started_keeps_read"))
+    # Ten minutes: the test ends it with Ctrl-C once the worker is back; a one-minute campaign could
+    # finish on its own first on a slow machine and report "finished" (seen on a fresh clone).
+    proc = _campaign(out, "--workers", "2", "--kinds", "chat", "--target", _mutant_target("turn_started_keeps_read"),
+                     minutes="10")
     try:
         def found() -> Any:
             rep = _report(out)
