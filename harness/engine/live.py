@@ -38,7 +38,16 @@ from .control import RunControl
 from .events import EventBus, FindingFound, KnownSeen, Progress, RunFinished, RunStarted, Shrinking
 from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, session_ops, setup_ops
 from .live_replay import LIVE_KIND, LiveShrinker, finding_from_run, replay_live
-from .live_run import DEFAULT_CLIENTS, DEFAULT_SKIP, ClientSpec, EventLoopThread, LiveRun
+from .live_run import (
+    DEFAULT_CLIENTS,
+    DEFAULT_SKIP,
+    SETTLE_POLICIES,
+    ClientSpec,
+    ConnectionPool,
+    EventLoopThread,
+    LiveRun,
+    SettlePolicy,
+)
 
 
 @dataclass
@@ -57,7 +66,12 @@ class LiveConfig:
     sessions: int = 2
     clients: tuple[ClientSpec, ...] = DEFAULT_CLIENTS
     weights: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    snapshot_every: int = 1
+    #: How each op settles and which fresh snapshots it takes (`live_run.SettlePolicy`): "lean"
+    #: (pings and real snapshots only where needed, sampled, full) or "thorough" (every client
+    #: pinged, every changed channel snapshotted in every profile, every op — the old settings).
+    settle: str = "lean"
+    #: Overrides the policy's snapshot interval (`SettlePolicy.every`); None: the policy's own.
+    snapshot_every: int | None = None
     request_timeout_s: float = 5.0
     skip: frozenset[str] = DEFAULT_SKIP
     max_findings: int | None = None
@@ -74,6 +88,11 @@ class LiveConfig:
     #: Run the event loop on a background thread (the old mode, kept as the bench baseline);
     #: default: inline in the calling thread (`EventLoopThread`).
     threaded_loop: bool = False
+    #: Keep connections open across machine runs (`live_run.ConnectionPool`): a run's clean
+    #: clients and observers serve the next run's connect ops. None: when the campaign serves
+    #: the embedded host on its own loop (a host without timers: nothing reaches a connection
+    #: once its run is over).
+    reuse_connections: bool | None = None
     #: For `host:embedded…`: serve a host of the same spelling (defects, options) on the campaign's
     #: own event loop and fuzz that one (host and clients in one thread); False: fuzz `url`.
     host_in_loop: bool = True
@@ -96,18 +115,21 @@ class LiveRecorder:
     #: The first failure of the current chunk (Hypothesis may re-run the example; the first
     #: failing run's trace is the one kept).
     failure: LiveFindingFailure | None = None
+    #: What the runs' settling did (`LiveRun.stats`, summed): snapshot reasons, pings, views.
+    settling: Counter[str] = field(default_factory=Counter)
     made: int = 0  # machine runs started (tokens are numbered by it)
     salt: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
 def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
-                       control: RunControl) -> type[RuleBasedStateMachine]:
+                       control: RunControl, pool: ConnectionPool | None = None) -> type[RuleBasedStateMachine]:
     names = [n for n in SCENARIOS if cfg.weights.get(n, 0) > 0]
     if not names:
         raise ValueError("every live scenario has weight 0")
     bag = [n for n in names for _ in range(cfg.weights[n])]
     scenario = st.sampled_from(bag)  # built once, not per step
     salt = cfg.token_salt if cfg.token_salt is not None else rec.salt
+    policy = settle_policy(cfg)
 
     class LiveMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -115,7 +137,8 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
             rec.made += 1
             token = hashlib.sha256(f"{salt}:{cfg.seed}:{rec.made}".encode()).hexdigest()[:8]
             self.run = LiveRun(cfg.url, loop=loop, token=token, request_timeout_s=cfg.request_timeout_s,
-                               snapshot_every=cfg.snapshot_every, skip=cfg.skip)
+                               skip=cfg.skip, policy=policy, pool=pool)
+            self.failed = False
 
         def _do(self, ops: list[dict[str, Any]]) -> None:
             for op in ops:
@@ -127,6 +150,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
                         rec.on_known(v)
                     elif v.invariant not in rec.suppressed:
                         failure = LiveFindingFailure(v, self.run)
+                        self.failed = True
                         if rec.failure is None:
                             rec.failure = failure
                         raise failure
@@ -148,9 +172,18 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
             self._do(ops)
 
         def teardown(self) -> None:
-            self.run.close()
+            rec.settling.update(self.run.stats)
+            self.run.close(reuse=not self.failed)  # a failing run's connections are not handed on
 
     return LiveMachine
+
+
+def settle_policy(cfg: LiveConfig) -> SettlePolicy:
+    try:
+        policy = SETTLE_POLICIES[cfg.settle]
+    except KeyError:
+        raise ValueError(f"unknown settle policy {cfg.settle!r} (want {' or '.join(SETTLE_POLICIES)})") from None
+    return policy if cfg.snapshot_every is None else replace(policy, every=cfg.snapshot_every)
 
 
 def live_config_from(config: RunConfig) -> LiveConfig:
@@ -197,6 +230,8 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         cfg = replace(cfg, url=url)
     elif cfg.url is None:
         raise ValueError(f"{cfg.target_spec!r}: a live campaign needs a host URL")
+    reuse = cfg.reuse_connections if cfg.reuse_connections is not None else host_close is not None
+    pool = ConnectionPool() if reuse else None
     database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
     bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
     chunk = 0
@@ -214,7 +249,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             if any(f.invariant in cfg.stop_on for f in summary.findings):
                 summary.stopped_because = "wanted finding"
                 break
-            machine = build_live_machine(cfg, rec, loop, control)
+            machine = build_live_machine(cfg, rec, loop, control, pool)
             run_settings = settings(
                 max_examples=cfg.chunk_examples, stateful_step_count=cfg.max_steps, deadline=None,
                 database=database, derandomize=False, report_multiple_bugs=False,
@@ -241,6 +276,9 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         summary.stopped_because = e.reason
         summary.status = "interrupted" if e.interrupted else "finished"
     finally:
+        if pool is not None:
+            with contextlib.suppress(Exception):
+                loop.run(pool.aclose(), 10.0)
         if host_close is not None:
             with contextlib.suppress(Exception):
                 loop.run(host_close(), 10.0)
@@ -250,8 +288,18 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     bus.emit(RunFinished(summary.elapsed_s, summary.examples, summary.steps, summary.findings,
                          dict(summary.known_counts), {f"scenario {k}": {"sent": n, "changed": 0}
                                                       for k, n in sorted(rec.scenarios.items())},
-                         summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed}))
+                         summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed,
+                                                   "liveSettling": settling_report(cfg, rec.settling)}))
     return summary
+
+
+def settling_report(cfg: LiveConfig, stats: Counter[str]) -> dict[str, Any]:
+    """What report.json says about how the live runs settled: the policy, how many ops took real
+    fresh snapshots and why (needed, sampled, full) and how many were checked on folded views
+    only, and the barrier's pings sent and skipped."""
+    policy = settle_policy(cfg)
+    return {"policy": cfg.settle, "barrier": policy.barrier, "snapshots": policy.snapshots,
+            "sampleEvery": policy.every, "fullEvery": policy.full_every, **dict(sorted(stats.items()))}
 
 
 def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, loop: EventLoopThread,

@@ -26,10 +26,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections import Counter
+from collections.abc import Callable, Coroutine, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -80,6 +82,58 @@ DEFAULT_CLIENTS: tuple[ClientSpec, ...] = (
     ClientSpec(collections=False),
     ClientSpec(offer=("0.6.0",), collections=False),
 )
+
+
+@dataclass(frozen=True)
+class SettlePolicy:
+    """How a run reaches quiescence after an op and which fresh snapshots it takes.
+
+    *Thorough* (`THOROUGH`, what `LiveRun` does unless told otherwise — replay and shrinking
+    judge a finding with it): a `ping` on every client after every op, and every `every` ops an
+    observer per client profile takes a real fresh snapshot of each channel that changed (of every
+    watched channel each `full_every` ops).
+
+    *Lean* (`LEAN`, the fuzz machine's default): the same checks on fewer frames —
+
+    * `barrier="sources"`: ping the clients that sent this op's frames (the host answers in
+      order on a connection, so it has handled the op and everything before); every other client
+      is caught up once it holds every envelope those clients received since the last check on
+      the channels it watches (rejections aside: a host may send them only to the sender; types
+      newer than its version aside); only a client that still lacks one after a few loop turns,
+      whose connection closed, or that watches a channel no pinged client watches, is pinged;
+    * `snapshots="needed"`: a real fresh snapshot (observer subscribe + unsubscribe) only where it
+      can show more than the clients' own folds — *needed*: in every profile, of a channel whose
+      accepted envelope carries a collection or working directories (the per-profile projections,
+      INV-039/040/046) or that a command touched; in the richest profile, of a channel that got a
+      rejection (a rejected action applied anyway, INV-042/044, even when the next op overwrites
+      it); *sampled*: every `every` ops, one profile in turn (rotating) snapshots every channel
+      that changed since that profile's last real snapshot; *full*: every `full_every` ops every
+      watched channel in every profile. Between real snapshots the snapshot checks read a *folded
+      view*: a client of the profile's confirmed state (`fromSeq` None, so INV-042 — fold against
+      snapshot — never compares a fold with a fold), and the snapshots clients received
+      themselves this op (subscribe, reconnect) count as real ones of their profile.
+
+    `LiveRun.stats` counts what was done (ops by snapshot reason, real snapshots, folded views,
+    pings sent and skipped); the campaign reports the sums (`liveSettling` in report.json).
+    """
+
+    barrier: str = "all"  # "all" | "sources"
+    snapshots: str = "touched"  # "touched" | "needed"
+    every: int = 1
+    full_every: int = 10
+    #: Loop turns a non-pinged client gets to receive what the pinged ones received.
+    catchup_turns: int = 4
+
+    def __post_init__(self) -> None:
+        if self.barrier not in ("all", "sources") or self.snapshots not in ("touched", "needed"):
+            raise ValueError(f"bad settle policy {self!r}")
+        if self.every < 1 or self.full_every < 1:
+            raise ValueError(f"settle policy intervals must be >= 1: {self!r}")
+
+
+THOROUGH = SettlePolicy()
+LEAN = SettlePolicy(barrier="sources", snapshots="needed", every=3, full_every=30)
+SETTLE_POLICIES: dict[str, SettlePolicy] = {"lean": LEAN, "thorough": THOROUGH}
 
 
 #: Checks a live run skips unless asked: INV-052 documents a gap (INVARIANTS.md: "report how the
@@ -318,16 +372,27 @@ class LiveRun:
 
     def __init__(self, url: str, *, loop: EventLoopThread | None = None, token: str | None = None,
                  request_timeout_s: float = 5.0, drain_s: float = 0.25, snapshot_every: int = 1,
-                 full_every: int = 10, skip: frozenset[str] = DEFAULT_SKIP) -> None:
+                 full_every: int = 10, skip: frozenset[str] = DEFAULT_SKIP,
+                 policy: SettlePolicy | None = None, pool: ConnectionPool | None = None) -> None:
         self.url = url
         self.token = token or uuid.uuid4().hex[:8]
         self.loop = loop or EventLoopThread()
         self._own_loop = loop is None
         self.request_timeout_s = request_timeout_s
         self.drain_s = drain_s
-        self.snapshot_every = max(1, snapshot_every)
-        self.full_every = max(1, full_every)
+        #: Without `policy`: the thorough one with these intervals (the old parameters).
+        self.policy = policy or SettlePolicy(every=max(1, snapshot_every), full_every=max(1, full_every))
+        self.snapshot_every = self.policy.every
+        self.full_every = self.policy.full_every
+        self.stats: Counter[str] = Counter()
+        #: Connections to take over from earlier runs and to hand back on close (None: own ones).
+        self.pool = pool
+        #: Client ids of adopted connections -> the id a fresh connection would have had.
+        self._aliases: dict[str, str] = {}
         self._touched: set[str] = set()
+        #: Lean snapshots: per profile key, channels changed since that profile's last real snapshot.
+        self._dirty: dict[str, set[str]] = {}
+        self._sampled = 0
         self._since_snap: dict[int, int] = {}
         self._observers_made = 0
         self.racing = False
@@ -493,12 +558,24 @@ class LiveRun:
 
     # -- running ops ------------------------------------------------------------------------
 
+    def _recorded(self, op: dict[str, Any]) -> dict[str, Any]:
+        """`op` as a finding records it: an adopted connection's client id (named in a terminal
+        claim, say) replaced by the id the client would have had on a fresh connection."""
+        if not self._aliases or op.get("op") not in ("command", "dispatch", "race"):
+            return op
+        text = json.dumps(op)
+        if "fz-" not in text:
+            return op
+        for old, new in self._aliases.items():
+            text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+        return dict(json.loads(text))
+
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
         return self.loop.run(coro, self.op_timeout_s)
 
     def apply(self, op: dict[str, Any], *, check: bool = True) -> list[Violation]:
         """Run one op, wait for quiescence, run the live checks; return what they found."""
-        self.ops.append(op)
+        self.ops.append(self._recorded(op))
         self.steps += 1
         try:
             return self.call(self._op_and_check(op, check))
@@ -508,7 +585,7 @@ class LiveRun:
     async def _op_and_check(self, op: dict[str, Any], check: bool) -> list[Violation]:
         try:
             await self._op(op)
-            return await self._settle_and_check() if check else []
+            return await self._settle_and_check(op) if check else []
         except ConnectionLost as e:  # the host refused or dropped a connection mid-op
             raise LiveFailure(TARGET_CRASH, f"{op.get('op')} of client {op.get('client')}: {e}") from None
 
@@ -548,9 +625,13 @@ class LiveRun:
 
     async def _connect(self, i: int, op: dict[str, Any]) -> None:
         spec = ClientSpec(tuple(op.get("offer") or ("0.7.0",)), bool(op.get("collections")), int(op.get("deliveryMs") or 0))
-        c = SimClient(self, i, spec, f"fz-{self.token}-{i}")
+        reused = self.pool.take(("client", self.url, spec)) if self.pool is not None else None
+        c = SimClient(self, i, spec, reused.view.client_id if reused is not None else f"fz-{self.token}-{i}")
         self.clients[i] = c
         self.obs.clients = [x.view for _, x in sorted(self.clients.items())]
+        if reused is not None:
+            self._adopt(c, reused)
+            return
         try:
             await c.connect(self.url)
         except ConnectionLost as e:
@@ -634,41 +715,222 @@ class LiveRun:
 
     # -- quiescence and checks --------------------------------------------------------------
 
-    async def _barrier(self) -> None:
-        await asyncio.gather(*(c.ping() for c in self.ready_clients()))
+    async def _barrier(self, sources: list[SimClient] | None = None) -> None:
+        """Quiescence: every ready client has received what the host emitted for the op.
 
-    async def _settle_and_check(self) -> list[Violation]:
-        await self._barrier()
+        `sources` None (or the thorough policy): a ping on every ready client. Otherwise a ping on
+        the ready clients among `sources` (those that sent the op's frames), then each other
+        client is either caught up (`_caught_up`) within a few loop turns or pinged as well."""
+        ready = self.ready_clients()
+        if sources is None or self.policy.barrier == "all":
+            self.stats["pings"] += len(ready)
+            await asyncio.gather(*(c.ping() for c in ready))
+            return
+        first = [c for c in ready if any(c is s for s in sources)]
+        rest = [c for c in ready if not any(c is f for f in first)]
+        self.stats["pings"] += len(first)
+        await asyncio.gather(*(c.ping() for c in first))
+        lagging = rest
+        for _ in range(self.policy.catchup_turns):
+            lagging = [c for c in lagging if not self._caught_up(c, first)]
+            if not lagging:
+                break
+            await asyncio.sleep(0)  # the other connections' frames may still be on their way in
+        self.stats["pings"] += len(lagging)
+        self.stats["pingsSkipped"] += len(rest) - len(lagging)
+        await asyncio.gather(*(c.ping() for c in lagging))
+
+    def _caught_up(self, c: SimClient, pinged: list[SimClient]) -> bool:
+        """`c` holds every envelope the `pinged` clients received since the last check on the
+        channels it watches (the host handled the op before answering their pings, so what it
+        emitted to `c` is among those). Unknown — False — when `c`'s connection closed, when it
+        watches a channel none of them does, or for an envelope without an integer serverSeq."""
+        v = c.view
+        if c.conn is None or c.conn.closed.is_set() or not pinged:
+            return False
+        watched: set[str] = set().union(*(p.view.subscribed for p in pinged))
+        if not v.subscribed <= watched:
+            return False
+        version = parse_version(v.version or "0.7.0")
+        got: set[tuple[int, str]] | None = None
+        for p in pinged:
+            for e in p.view.envelopes[self.obs.since_env.get(p.view.index, 0):]:
+                if e.rejected or e.replayed or e.channel not in v.subscribed:
+                    continue  # a rejection may go to its sender only
+                if not isinstance(e.seq, int) or isinstance(e.seq, bool):
+                    return False
+                intro = introduced_in(e.type)
+                if intro is not None and intro > version:
+                    continue  # a host MUST NOT send it to `c` (INV-046)
+                h = v.history.get(e.channel)
+                if not h:
+                    return False
+                if isinstance(h[0][0], int) and e.seq <= h[0][0]:
+                    continue  # before `c`'s snapshot of the channel
+                if got is None:
+                    got = {(x.seq, x.channel) for x in v.envelopes[self.obs.since_env.get(v.index, 0):]
+                           if isinstance(x.seq, int)}
+                if (e.seq, e.channel) not in got:
+                    return False
+        return True
+
+    def _sources(self, op: dict[str, Any]) -> list[SimClient]:
+        """The clients that sent this op's frames."""
+        subs = op.get("ops") if op.get("op") == "race" else [op]
+        out: list[SimClient] = []
+        for sub in subs if isinstance(subs, list) else []:
+            c = self.clients.get(int(sub.get("client", 0))) if isinstance(sub, dict) else None
+            if c is not None and not any(c is x for x in out):
+                out.append(c)
+        return out
+
+    async def _settle_and_check(self, op: dict[str, Any] | None = None) -> list[Violation]:
+        await self._barrier(None if op is None else self._sources(op))
         deadline = time.monotonic() + self.drain_s
         while time.monotonic() < deadline and any(
             q and ch in c.view.subscribed for c in self.ready_clients() for ch, q in c.view.pending.items()
         ):
             await asyncio.sleep(0.005)
-        if await self._follow():
-            await self._barrier()
-        self._touched |= self._new_channels()
-        if self.steps % self.snapshot_every == 0:
-            full = self.steps % self.full_every == 0
-            # the newest serverSeq any client has observed (an envelope, or a snapshot's fromSeq:
-            # a host's sequence is global, so a setup op's envelopes may reach no client before
-            # its subscribe): a fresh snapshot above it means the host emitted after the barrier
-            seen = max((x for c in self.clients.values()
-                        for x in (*(e.seq for e in c.view.envelopes[-1:]),
-                                  *(s.from_seq for s in c.view.snapshots[-1:]))
-                        if isinstance(x, int)), default=-1)
-            await self._fresh_snapshots(None if full else self._touched)
-            self._touched = set()
-            if any(isinstance(snap.from_seq, int) and snap.from_seq > seen
-                   for snaps in self.obs.fresh.values() for snap in snaps.values()):
-                await self._barrier()  # the host moved on meanwhile: let every client catch up
+        followers = await self._follow()
+        if followers:
+            await self._barrier(followers)
+        if self.policy.snapshots == "needed":
+            await self._lean_snapshots(op)
         else:
-            self.obs.fresh = {}  # checks of fresh snapshots wait for the next snapshot step
+            await self._thorough_snapshots()
         found = check_live(self.obs, skip=self.skip)
         for c in self.clients.values():
             self.obs.since_env[c.view.index] = len(c.view.envelopes)
             self.obs.since_disp[c.view.index] = len(c.view.dispatches)
             self._since_snap[c.view.index] = len(c.view.snapshots)
         return found
+
+    def _seen_seq(self) -> int:
+        """The newest serverSeq any client has observed (an envelope, or a snapshot's fromSeq: a
+        host's sequence is global, so a setup op's envelopes may reach no client before its
+        subscribe)."""
+        return max((x for c in self.clients.values()
+                    for x in (*(e.seq for e in c.view.envelopes[-1:]),
+                              *(s.from_seq for s in c.view.snapshots[-1:]))
+                    if isinstance(x, int)), default=-1)
+
+    async def _thorough_snapshots(self) -> None:
+        self._touched |= self._new_channels()
+        if self.steps % self.snapshot_every == 0:
+            full = self.steps % self.full_every == 0
+            seen = self._seen_seq()
+            await self._fresh_snapshots(None if full else self._touched)
+            self.stats["opsFull" if full else "opsTouched"] += 1
+            self._touched = set()
+            await self._catch_up_after(seen)
+        else:
+            self.obs.fresh = {}  # checks of fresh snapshots wait for the next snapshot step
+            self.stats["opsNoSnapshot"] += 1
+
+    async def _catch_up_after(self, seen: int) -> None:
+        """A real fresh snapshot above `seen` means the host emitted after the barrier: every
+        client pings again, so that the folds catch up before the checks compare."""
+        if any(isinstance(snap.from_seq, int) and snap.from_seq > seen
+               for snaps in self.obs.fresh.values() for snap in snaps.values()):
+            await self._barrier()
+
+    def _op_effects(self) -> tuple[set[str], set[str], set[str]]:
+        """Channels with an envelope or a snapshot since the last check on any client; those
+        among them with a rejection; those with an accepted envelope whose projection differs
+        by client profile (a collection, working directories)."""
+        touched: set[str] = set()
+        rejected: set[str] = set()
+        projected: set[str] = set()
+        for c in self.clients.values():
+            v = c.view
+            for e in v.envelopes[self.obs.since_env.get(v.index, 0):]:
+                touched.add(e.channel)
+                if e.rejected:
+                    rejected.add(e.channel)
+                elif e.channel not in projected and _projection_sensitive(e.action):
+                    projected.add(e.channel)
+            touched.update(s.channel for s in v.snapshots[self._since_snap.get(v.index, 0):])
+        return touched, rejected, projected
+
+    async def _lean_snapshots(self, op: dict[str, Any] | None) -> None:
+        """The lean policy's fresh snapshots (`SettlePolicy`): real ones where needed, sampled
+        or full; folded views and the clients' own new snapshots everywhere else."""
+        like = self._profiles()
+        touched, rejected, projected = self._op_effects()
+        for key in like:
+            self._dirty.setdefault(key, set()).update(touched)
+        n = self.steps
+        full = n % self.full_every == 0
+        sampled = not full and n % self.policy.every == 0
+        main = max(like, key=_profile_rank) if like else None
+        wanted: dict[str, set[str] | None] = {}
+        if full:
+            wanted = dict.fromkeys(like)
+        else:
+            command = op is not None and op.get("op") == "command"
+            for key in like:
+                want = set(projected)
+                if command:
+                    want |= touched
+                if key == main:
+                    want |= rejected
+                wanted[key] = want
+            if sampled and like:
+                keys = sorted(like, key=_profile_rank, reverse=True)
+                turn = keys[self._sampled % len(keys)]
+                self._sampled += 1
+                wanted[turn] = (wanted[turn] or set()) | self._dirty.get(turn, set())
+        real_wanted = any(w is None or w for w in wanted.values())
+        self.stats["opsFull" if full else "opsSampled" if sampled else "opsNeeded" if real_wanted else "opsFolded"] += 1
+        seen = self._seen_seq()
+        real = await self._fresh_snapshots_for(like, wanted) if real_wanted else {}
+        for key, snaps in real.items():
+            dirty = self._dirty.setdefault(key, set())
+            if wanted.get(key) is None:
+                dirty.clear()
+            else:
+                dirty.difference_update(snaps)
+        fresh: dict[str, dict[str, Snapshot]] = {}
+        for key, c in like.items():
+            view: dict[str, Snapshot] = {}
+            for ch in sorted(touched & c.view.subscribed):
+                state = c.view.confirmed.get(ch)
+                if state is not None:
+                    view[ch] = Snapshot(ch, None, state)  # a fold, not a snapshot: INV-042 skips it
+            self.stats["foldedViews"] += len(view)
+            for x in self.clients.values():  # what clients of this profile received themselves
+                if x.ready and profile_key(x.view.version, x.view.collections) == key:
+                    for snap in x.view.snapshots[self._since_snap.get(x.view.index, 0):]:
+                        view[snap.channel] = snap
+            view.update(real.get(key) or {})
+            fresh[key] = self._with_host_clock(view, c)
+        self.obs.fresh = fresh
+        await self._catch_up_after(seen)
+
+    def _with_host_clock(self, view: dict[str, Snapshot], c: SimClient) -> dict[str, Snapshot]:
+        """Folded chat views with the host's `modifiedAt`: a fold's clock is the reference
+        reducers' (0), never the host's, so a folded chat borrows it from its entry in the
+        session's catalog (the view's, else `c`'s fold) — the ChatSummary comparison (INV-048)
+        of a fold then holds every field but the clock; real snapshots compare that too."""
+        for ch, snap in view.items():
+            if snap.from_seq is not None or self.kinds.get(ch) != "chat" or not isinstance(snap.state, dict):
+                continue
+            s_uri = self.obs.chat_session.get(ch)
+            s_snap = view.get(s_uri) if s_uri else None
+            session = s_snap.state if s_snap is not None else c.view.confirmed.get(s_uri or "")
+            entries = session.get("chats") if isinstance(session, dict) else None
+            entry = next((e for e in entries or [] if isinstance(e, dict) and e.get("resource") == ch), None)
+            if entry is not None and "modifiedAt" in entry and "modifiedAt" in snap.state:
+                view[ch] = Snapshot(ch, None, {**snap.state, "modifiedAt": entry["modifiedAt"]})
+        return view
+
+    def _profiles(self) -> dict[str, SimClient]:
+        """One ready client per client profile (version × collections), in client order."""
+        like: dict[str, SimClient] = {}
+        for c in self.ready_clients():
+            if c.view.collections is not None:
+                like.setdefault(profile_key(c.view.version, c.view.collections), c)
+        return like
 
     def _new_channels(self) -> set[str]:
         """Channels with an envelope or a snapshot since the last check, on any client."""
@@ -679,10 +941,10 @@ class LiveRun:
             out.update(s.channel for s in v.snapshots[self._since_snap.get(v.index, 0):])
         return out
 
-    async def _follow(self) -> bool:
+    async def _follow(self) -> list[SimClient]:
         """Every client subscribes to the chats of the sessions it watches (new chats appear in
-        the session catalog); disposed channels are dropped."""
-        changed = False
+        the session catalog); disposed channels are dropped. Returns the clients that did."""
+        followers: list[SimClient] = []
         for c in self.ready_clients():
             for s_uri in [ch for ch in sorted(c.view.subscribed) if self.kinds.get(ch) == "session"]:
                 state = c.view.confirmed.get(s_uri) or {}
@@ -692,8 +954,9 @@ class LiveRun:
                         self.kinds.setdefault(chat, "chat")
                         self.obs.chat_session.setdefault(chat, s_uri)
                         await c.subscribe(chat)
-                        changed = True
-        return changed
+                        if not any(c is f for f in followers):
+                            followers.append(c)
+        return followers
 
     async def _observer(self, key: str, like: SimClient) -> SimClient | None:
         obs = self.observers.get(key)
@@ -701,8 +964,15 @@ class LiveRun:
             return obs
         self._observers_made += 1  # before any await: observers of several profiles start concurrently
         n = self._observers_made
-        obs = SimClient(self, -n, like.spec, f"fz-{self.token}-observer-{n}")
-        obs.spec = ClientSpec(like.spec.offer, like.spec.collections, 0)
+        spec = ClientSpec(like.spec.offer, like.spec.collections, 0)
+        reused = self.pool.take(("observer", self.url, spec)) if self.pool is not None else None
+        obs = SimClient(self, -n, spec, reused.view.client_id if reused is not None else f"fz-{self.token}-observer-{n}")
+        if reused is not None and reused.view.version == like.view.version:
+            self._adopt(obs, reused)
+            self.observers[key] = obs
+            return obs
+        if reused is not None:
+            self.pool.give(("observer", self.url, spec), reused)  # type: ignore[union-attr]
         try:
             await obs.connect(self.url)
         except ConnectionLost as e:
@@ -716,22 +986,29 @@ class LiveRun:
     async def _fresh_snapshots(self, only: set[str] | None) -> None:
         """Fresh snapshots, one observer per client profile, of every watched channel (`only`:
         of those that changed since the last ones; every `full_every` steps, all of them)."""
-        like: dict[str, SimClient] = {}
-        for c in self.ready_clients():
-            key = profile_key(c.view.version, c.view.collections)
-            if c.view.collections is not None:
-                like.setdefault(key, c)
-        results = await asyncio.gather(*(self._profile_snapshots(key, c, only) for key, c in like.items()))
-        self.obs.fresh = {key: snaps for key, snaps in zip(like, results, strict=True) if snaps is not None}
+        like = self._profiles()
+        self.obs.fresh = await self._fresh_snapshots_for(like, dict.fromkeys(like, only))
 
-    async def _profile_snapshots(self, key: str, like: SimClient, only: set[str] | None) -> dict[str, Snapshot] | None:
+    async def _fresh_snapshots_for(self, like: dict[str, SimClient],
+                                   wanted: dict[str, set[str] | None]) -> dict[str, dict[str, Snapshot]]:
+        """Real fresh snapshots per profile of `like`: of the channels in `wanted[key]` that the
+        profile's clients watch (None: all of them)."""
+        keys = [k for k in like if k in wanted]
+        results = await asyncio.gather(*(self._profile_snapshots(k, like[k], wanted[k]) for k in keys))
+        return {key: snaps for key, snaps in zip(keys, results, strict=True) if snaps is not None}
+
+    async def _profile_snapshots(self, key: str, like: SimClient, only: Iterable[str] | None) -> dict[str, Snapshot] | None:
         wanted = sorted(set().union(*(x.view.subscribed for x in self.ready_clients()
                                       if profile_key(x.view.version, x.view.collections) == key)))
         if only is not None:
+            only = set(only)
             wanted = [ch for ch in wanted if ch in only]
+            if not wanted:
+                return {}
         obs = await self._observer(key, like)
         if obs is None or obs.conn is None:
             return None
+        self.stats["realSnapshots"] += len(wanted)
         answers = await asyncio.gather(*(self._snapshot(obs, ch) for ch in wanted))
         return {snap.channel: snap for snap in answers if snap is not None}
 
@@ -747,15 +1024,109 @@ class LiveRun:
 
     # -- teardown ---------------------------------------------------------------------------
 
-    def close(self) -> None:
-        async def shut() -> None:  # concurrently: each close waits for the host's closing handshake
-            await asyncio.gather(*(c.conn.close() for c in [*self.clients.values(), *self.observers.values()]
-                                   if c.conn is not None))
+    def _adopt(self, c: SimClient, old: SimClient) -> None:
+        """`c` takes over a pooled connection of an earlier run (same host, same spec): no new
+        socket, no initialize. It keeps its client id, negotiated version and clientSeq counter,
+        and starts from the earlier run's fold of root (its only subscription left); ops record
+        the id it would have had on a fresh connection (`apply`), so a finding replays as is."""
+        conn = old.conn
+        assert conn is not None
+        conn.conn_id = self.next_conn()
+        conn.transcript = self.transcript
+        conn.on_notification = c.on_notification
+        c.conn, c.model, c.next_seq = conn, old.model, old.next_seq
+        v, ov = c.view, old.view
+        v.version = ov.version
+        if ROOT in ov.confirmed:
+            v.confirmed[ROOT] = ov.confirmed[ROOT]
+            v.history[ROOT] = list(ov.history.get(ROOT) or [])
+            v.subscribed.add(ROOT)
+        self._aliases[ov.client_id] = f"fz-{self.token}-{v.index}"
+        self.stats["connectionsReused"] += 1
 
-        with contextlib.suppress(LiveFailure):
+    def _reusable(self, c: SimClient) -> bool:
+        return (c.ready and c.conn is not None and not c.conn.closed.is_set()
+                and c.view.collections == c.spec.collections and not any(c.view.pending.values()))
+
+    def close(self, *, reuse: bool = True) -> None:
+        """Close the run's connections — or, with a `pool` (and `reuse`), hand the clean ones to
+        it for the next run: clients still ready, never reconnected, with nothing pending (their
+        channels other than root unsubscribed), and the observers (they hold no subscription)."""
+        keep: list[tuple[tuple[Any, ...], SimClient]] = []
+        if self.pool is not None and reuse:
+            keep += [(("client", self.url, c.spec), c) for c in self.clients.values() if self._reusable(c)]
+            keep += [(("observer", self.url, o.spec), o) for o in self.observers.values() if self._reusable(o)]
+        kept = {id(c) for _, c in keep}
+
+        async def shut() -> None:  # concurrently: each close waits for the host's closing handshake
+            for _, c in keep:
+                assert c.conn is not None
+                for ch in sorted(c.view.subscribed - {ROOT}):
+                    await c.conn.notify("unsubscribe", {"channel": ch})
+            await asyncio.gather(*(c.conn.close() for c in [*self.clients.values(), *self.observers.values()]
+                                   if c.conn is not None and id(c) not in kept))
+
+        with contextlib.suppress(LiveFailure, ConnectionLost):
             self.loop.run(shut(), 10.0)
+        if self.pool is not None:
+            for key, c in keep:
+                if c.conn is not None and not c.conn.closed.is_set():
+                    self.pool.give(key, c)
         if self._own_loop:
             self.loop.close()
+
+
+class ConnectionPool:
+    """Connections kept open across the machine runs of one campaign (one loop, one host),
+    keyed by (role, url, client spec): a run's clean clients and observers go back in when it
+    closes (`LiveRun.close`), the next run's connect ops and observers take them out."""
+
+    def __init__(self) -> None:
+        self._free: dict[tuple[Any, ...], list[SimClient]] = {}
+
+    def take(self, key: tuple[Any, ...]) -> SimClient | None:
+        free = self._free.get(key)
+        while free:
+            c = free.pop()
+            if c.conn is not None and not c.conn.closed.is_set():
+                return c
+        return None
+
+    def give(self, key: tuple[Any, ...], c: SimClient) -> None:
+        self._free.setdefault(key, []).append(c)
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._free.values())
+
+    async def aclose(self) -> None:
+        conns = [c.conn for free in self._free.values() for c in free if c.conn is not None]
+        self._free.clear()
+        await asyncio.gather(*(conn.close() for conn in conns))
+
+
+#: Keys whose value a host projects differently per client profile: collections are flattened for
+#: a peer without them (INV-040), working directories hidden from or singular for 0.6.0 (INV-046).
+_PROJECTED_KEYS = frozenset({"attachments", "workingDirectories", "workingDirectory", "directory"})
+
+
+def _projection_sensitive(value: Any) -> bool:
+    """An action payload whose projection differs by client profile (see `_PROJECTED_KEYS`)."""
+    if isinstance(value, dict):
+        return any(k in _PROJECTED_KEYS or _projection_sensitive(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_projection_sensitive(v) for v in value)
+    return False
+
+
+def _profile_rank(key: str) -> tuple[tuple[int, ...], int]:
+    """Richest profile first when maximal: newest version, then collections before flat (the
+    order `LiveObservation.main_fresh` uses)."""
+    version, _, shown = key.partition("|")
+    try:
+        v = tuple(int(x) for x in version.split("."))
+    except ValueError:
+        v = ()
+    return v, {"collections": 2, "flat": 1}.get(shown, 0)
 
 
 def _tool_status(state: State, action: dict[str, Any]) -> str | None:
