@@ -1,29 +1,35 @@
 """Live machine throughput and time-to-detect per embedded-host defect (a benchmark, not a test).
 
-    .venv/bin/python bench/bench_live.py [--part speed|detect|all] [--seconds 15] [--seeds 3]
-                                         [--detect-budget 60] [--write]
+    .venv/bin/python bench/bench_live.py [--part speed|detect|all] [--seconds 8] [--rounds 3]
+                                         [--seeds 3] [--detect-budget 60] [--write]
 
-Part `speed` — steps per second (one step = one live op applied, settled and checked), each
-configuration measured twice in the same run: as it is now and as it was before issue 7 (the
-*baseline*: the client event loop on a background thread, handed every op with
-`run_coroutine_threadsafe`, and `host:embedded` served on its own thread):
+Part `speed` — steps per second (one step = one live op applied, settled and checked), the new
+settings and the old ones measured in the same run, in `--rounds` alternating rounds of
+`--seconds` each (new then old, old then new, …: the machine is shared, its load drifts), after
+a short warm-up (Hypothesis builds its caches once per process):
 
-* **machine / embedded**: `run_live_campaign` against `host:embedded` as
-  `ahp-fuzz run --target host:embedded` runs it: four clients, Hypothesis drawing scenarios and
-  state-aware actions, a ping barrier per op, fresh snapshots of changed channels every op (all
-  channels every 10), every live check. Now the host is served on the campaign's own loop, which
-  runs inline in the Hypothesis thread;
-* **machine / host-cmd**: the same against `host-cmd:python -m harness.cli host` (the host in a
-  subprocess, so it runs on the other core);
-* **wire / embedded**: a fixed list of ops (title changes, turns) through `LiveRun.apply` with the
-  same settling and checks but no Hypothesis: the wire-and-checks ceiling;
-* the lean wire loop: host-cmd, one client, fresh snapshots every 10 ops.
+* **machine**: `run_live_campaign` against `host:embedded` as `ahp-fuzz run --target
+  host:embedded` runs it: four clients, Hypothesis drawing scenarios and state-aware actions,
+  every live check, the host served on the campaign's own loop. *New*: `LiveConfig()` — the lean
+  settling policy (`live_run.LEAN`: barrier pings only the op's senders, real fresh snapshots
+  where needed / sampled / full, folded views between) and connections pooled across machine
+  runs. *Old*: `LiveConfig(settle="thorough", reuse_connections=False)` — every client pinged
+  and every changed channel snapshotted in every profile after every op, fresh connections per
+  machine run (the settings before issue 17);
+* **wire + checks**: a fixed list of ops (title changes, cancels) through `LiveRun.apply` with
+  four clients and no Hypothesis, lean vs thorough: the wire-and-checks ceiling.
+
+`CPU ms/step` is this process's CPU time (user + system) per step, the host's work included
+(it runs on the same loop); `steps per CPU-s` is its inverse — the rate one otherwise idle core
+would sustain, the number to compare on a loaded machine. `frames/step` counts WebSocket frames
+in both directions (the transcript); the settling columns come from `LiveRun.stats`.
 
 Part `detect` — for every protocol defect of the embedded host, `--seeds` focused seeded runs
-(`harness.engine.live_focus.run_focused`, bounded by `--detect-budget`): seconds until a finding
-of one of the defect's invariants was caught (before shrinking).
+(`harness.engine.live_focus.run_focused`, bounded by `--detect-budget`) with the new settings
+and with the old: seconds until a finding of one of the defect's invariants was caught (before
+shrinking).
 
-`--write` records the tables in bench/results/live.md (with the command and the load average).
+`--write` appends the tables to bench/results/live.md (with the command and the load average).
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ import platform
 import statistics
 import sys
 import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,38 +50,54 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.engine.control import RunControl  # noqa: E402
-from harness.engine.events import EventBus  # noqa: E402
+from harness.engine.events import EventBus, RunFinished  # noqa: E402
 from harness.engine.live import LiveConfig, run_live_campaign  # noqa: E402
 from harness.engine.live_focus import FOCUS, run_focused  # noqa: E402
-from harness.engine.live_run import DEFAULT_CLIENTS, EventLoopThread, LiveRun  # noqa: E402
-from harness.targets.live import LiveTarget, parse_live_spec, serve_embedded_in_loop  # noqa: E402
+from harness.engine.live_run import (  # noqa: E402
+    DEFAULT_CLIENTS,
+    LEAN,
+    THOROUGH,
+    EventLoopThread,
+    LiveRun,
+    SettlePolicy,
+)
+from harness.targets.live import parse_live_spec, serve_embedded_in_loop  # noqa: E402
+
+NEW = {"settle": "lean", "reuse_connections": None}
+OLD = {"settle": "thorough", "reuse_connections": False}
 
 
-def machine_speed(spec: str, seconds: float, seed: int = 1, *, baseline: bool = False) -> tuple[int, float]:
-    target = LiveTarget(spec)
-    try:
-        summary = run_live_campaign(
-            LiveConfig(target.url, spec, seed=seed, budget_s=seconds, control=RunControl(seconds),
-                       shrink_budget_s=1.0, max_findings=50, threaded_loop=baseline, host_in_loop=not baseline),
-            EventBus(),
-        )
-    finally:
-        target.close()
-    return summary.steps, summary.elapsed_s
+@dataclass
+class Measured:
+    steps: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+    stats: Counter[str] = field(default_factory=Counter)
+
+    def add(self, steps: int, wall: float, cpu: float, stats: Counter[str] | None = None) -> None:
+        self.steps += steps
+        self.wall += wall
+        self.cpu += cpu
+        self.stats.update(stats or {})
 
 
-def wire_speed(spec: str, seconds: float, *, clients: int = 4, snapshot_every: int = 1,
-               baseline: bool = False) -> tuple[int, float]:
-    loop = EventLoopThread(threaded=baseline)
-    parsed = parse_live_spec(spec)
-    target: LiveTarget | None = None
-    host_close = None
-    if parsed.kind == "embedded" and not baseline:
-        url, host_close = loop.run(serve_embedded_in_loop(parsed), 20.0)
-    else:
-        target = LiveTarget(spec)
-        url = target.url
-    run = LiveRun(url, loop=loop, snapshot_every=snapshot_every)
+def machine_speed(spec: str, seconds: float, seed: int, options: dict[str, Any]) -> tuple[int, float, Counter[str]]:
+    events: list[Any] = []
+    summary = run_live_campaign(
+        LiveConfig(None, spec, seed=seed, budget_s=seconds, control=RunControl(seconds),
+                   shrink_budget_s=1.0, max_findings=50, **options),
+        EventBus(events.append),
+    )
+    assert not summary.findings, [(f.invariant, f.message) for f in summary.findings]
+    done = [e for e in events if isinstance(e, RunFinished)]
+    settling = done[0].extra.get("liveSettling", {}) if done else {}
+    return summary.steps, summary.elapsed_s, Counter({k: v for k, v in settling.items() if isinstance(v, int)})
+
+
+def wire_speed(spec: str, seconds: float, policy: SettlePolicy, *, clients: int = 4) -> tuple[int, float, Counter[str]]:
+    loop = EventLoopThread()
+    url, host_close = loop.run(serve_embedded_in_loop(parse_live_spec(spec)), 20.0)
+    run = LiveRun(url, loop=loop, policy=policy)
     try:
         for i, c in enumerate(DEFAULT_CLIENTS[:clients]):
             run.apply(c.op(i))
@@ -83,6 +108,7 @@ def wire_speed(spec: str, seconds: float, *, clients: int = 4, snapshot_every: i
             run.apply({"op": "subscribe", "client": i, "channel": s})
         chat = next(ch for ch, k in run.kinds.items() if k == "chat")
         n, t0 = 0, time.monotonic()
+        frames0 = len(run.transcript.frames)
         while time.monotonic() - t0 < seconds:
             if n % 10 == 9:
                 op: dict[str, Any] = {"op": "dispatch", "client": n % clients, "channel": chat, "action": {
@@ -93,22 +119,59 @@ def wire_speed(spec: str, seconds: float, *, clients: int = 4, snapshot_every: i
             found = run.apply(op)
             assert not found, found
             n += 1
-        return n, time.monotonic() - t0
+        stats = Counter(run.stats)
+        stats["frames"] = len(run.transcript.frames) - frames0
+        return n, time.monotonic() - t0, stats
     finally:
         run.close()
-        if host_close is not None:
-            loop.run(host_close(), 10.0)
+        loop.run(host_close(), 10.0)
         loop.close()
-        if target is not None:
-            target.close()
 
 
-def detect(seeds: int, budget: float) -> dict[str, list[float | None]]:
+def alternate(rounds: int, new: Callable[[int], tuple[int, float, Counter[str]]],
+              old: Callable[[int], tuple[int, float, Counter[str]]]) -> tuple[Measured, Measured]:
+    """`rounds` rounds of both, alternating which goes first; sums of steps, wall and CPU time."""
+    got = {"new": Measured(), "old": Measured()}
+    for r in range(rounds):
+        order = [("new", new), ("old", old)] if r % 2 == 0 else [("old", old), ("new", new)]
+        for name, fn in order:
+            c0 = time.process_time()
+            steps, wall, stats = fn(r)
+            got[name].add(steps, wall, time.process_time() - c0, stats)
+            print(f"  round {r + 1} {name}: {steps} steps in {wall:.1f}s", flush=True)
+    return got["new"], got["old"]
+
+
+def speed_rows(what: str, new: Measured, old: Measured) -> list[str]:
+    rows = []
+    for name, m in (("new", new), ("old", old)):
+        st = m.stats
+        per = max(1, m.steps)
+        rows.append(
+            f"| {what} | {name} | {m.steps} | {m.wall:.1f} | {m.steps / m.wall:.0f} | {m.cpu * 1000 / per:.2f} | "
+            f"**{m.steps / m.cpu:.0f}** | {st['frames'] / per:.1f} | {st['pings'] / per:.2f} | "
+            f"{st['realSnapshots'] / per:.2f} | {st['foldedViews'] / per:.2f} |")
+    rows.append(f"| {what} | **new / old** | | | **{(new.steps / new.wall) / (old.steps / old.wall):.2f}×** | "
+                f"{(new.cpu / max(1, new.steps)) / (old.cpu / max(1, old.steps)):.2f}× | "
+                f"**{(new.steps / new.cpu) / (old.steps / old.cpu):.2f}×** | | | | |")
+    return rows
+
+
+def settling_line(m: Measured) -> str:
+    st = m.stats
+    ops = sum(st[k] for k in ("opsFull", "opsSampled", "opsNeeded", "opsFolded", "opsTouched", "opsNoSnapshot")) or 1
+    parts = [f"{k[3:].lower()} {100 * st[k] / ops:.0f}%" for k in
+             ("opsNeeded", "opsSampled", "opsFull", "opsFolded", "opsTouched", "opsNoSnapshot") if st[k]]
+    return (f"ops by fresh-snapshot reason: {', '.join(parts)}; pings skipped "
+            f"{st['pingsSkipped']} of {st['pings'] + st['pingsSkipped']}; connections reused {st['connectionsReused']}")
+
+
+def detect(seeds: int, budget: float, options: dict[str, Any]) -> dict[str, list[float | None]]:
     out: dict[str, list[float | None]] = {}
     for defect in sorted(FOCUS):
         times: list[float | None] = []
         for seed in range(seeds):
-            r = run_focused(defect, seed=seed, budget_s=budget, shrink_budget_s=0.5)
+            r = run_focused(defect, seed=seed, budget_s=budget, shrink_budget_s=0.5, **options)
             times.append(r.first_s)
         out[defect] = times
         shown = ", ".join("—" if t is None else f"{t:.2f}" for t in times)
@@ -116,71 +179,78 @@ def detect(seeds: int, budget: float) -> dict[str, list[float | None]]:
     return out
 
 
+def _times(ts: list[float | None]) -> str:
+    return ", ".join("—" if t is None else f"{t:.2f}" for t in ts)
+
+
+def detect_rows(new: dict[str, list[float | None]], old: dict[str, list[float | None]]) -> list[str]:
+    lines = ["| defect | new: per seed | new: median | old: per seed | old: median |", "|---|---|---:|---|---:|"]
+    meds: dict[str, list[float]] = {"new": [], "old": []}
+    missed = {"new": 0, "old": 0}
+    worst = {"new": 0.0, "old": 0.0}
+    for defect in new:
+        cells = []
+        for name, found in (("new", new), ("old", old)):
+            ts = found.get(defect, [])
+            got = [t for t in ts if t is not None]
+            missed[name] += len(ts) - len(got)
+            med = statistics.median(got) if got else None
+            if med is not None:
+                meds[name].append(med)
+            worst[name] = max([worst[name], *got])
+            cells += [_times(ts), "—" if med is None else f"{med:.2f}"]
+        lines.append(f"| {defect} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for name in ("new", "old"):
+        if meds[name]:
+            lines.append(f"* {name}: median of the per-defect medians **{statistics.median(meds[name]):.2f} s**, "
+                         f"slowest detection {worst[name]:.2f} s, runs that found nothing within the budget: "
+                         f"**{missed[name]}**")
+    return [*lines, ""]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("speed", "detect", "all"), default="all")
-    ap.add_argument("--seconds", type=float, default=15.0)
+    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--detect-budget", type=float, default=60.0)
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     load_before = os.getloadavg()
     lines: list[str] = []
-    host_cmd = f"host-cmd:{sys.executable} -m harness.cli host"
+    spec = "host:embedded"
     if args.part in ("speed", "all"):
-        base = "baseline: loop thread + host thread"
-        rows = [
-            ("machine", "host:embedded — now: one loop, inline, host on it",
-             lambda: machine_speed("host:embedded", args.seconds)),
-            ("machine", f"host:embedded — {base}", lambda: machine_speed("host:embedded", args.seconds, baseline=True)),
-            ("machine", "host-cmd — now: inline loop", lambda: machine_speed(host_cmd, args.seconds)),
-            ("machine", "host-cmd — baseline: loop thread", lambda: machine_speed(host_cmd, args.seconds, baseline=True)),
-            ("wire + checks", "host:embedded, 4 clients, snapshots every op — now",
-             lambda: wire_speed("host:embedded", args.seconds)),
-            ("wire + checks", f"host:embedded, 4 clients, snapshots every op — {base}",
-             lambda: wire_speed("host:embedded", args.seconds, baseline=True)),
-            ("wire + checks", "host-cmd, 1 client, snapshots every 10 ops — now",
-             lambda: wire_speed(host_cmd, args.seconds, clients=1, snapshot_every=10)),
-        ]
-        lines += ["## Throughput", "",
-                  "`CPU ms/step` is this process's CPU time (user + system) per step — for `host:embedded` "
-                  "the host's work included, for `host-cmd` not (its subprocess runs on the other core); `steps per CPU-s` is its inverse, the rate "
-                  "one otherwise idle core would sustain (the wall-clock rate depends on the machine's load).", "",
-                  "| what | host | steps | seconds | steps/s | CPU ms/step | steps per CPU-s |",
-                  "|---|---|---:|---:|---:|---:|---:|"]
-        for what, host, fn in rows:
-            c0 = time.process_time()
-            steps, secs = fn()
-            cpu = (time.process_time() - c0) / max(1, steps)
-            row = (f"| {what} | {host} | {steps} | {secs:.1f} | {steps / secs:.0f} | {cpu * 1000:.2f} | "
-                   f"{1 / cpu:.0f} |")
-            print(row, flush=True)
-            lines.append(row)
-        lines.append("")
+        print("warm-up", flush=True)
+        machine_speed(spec, 3.0, 99, NEW)
+        lines += ["### Throughput", "",
+                  f"{args.rounds} alternating rounds of {args.seconds:g} s per configuration (sums).", "",
+                  "| what | settings | steps | seconds | steps/s | CPU ms/step | steps per CPU-s | frames/step "
+                  "| pings/step | real snapshots/step | folded views/step |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        print("machine", flush=True)
+        m_new, m_old = alternate(args.rounds, lambda r: machine_speed(spec, args.seconds, 1 + r, NEW),
+                                 lambda r: machine_speed(spec, args.seconds, 1 + r, OLD))
+        lines += speed_rows("machine, host:embedded", m_new, m_old)
+        print("wire + checks", flush=True)
+        w_new, w_old = alternate(args.rounds, lambda r: wire_speed(spec, args.seconds / 2, LEAN),
+                                 lambda r: wire_speed(spec, args.seconds / 2, THOROUGH))
+        lines += speed_rows("wire + checks, 4 clients", w_new, w_old)
+        lines += ["", f"* machine, new: {settling_line(m_new)}", f"* machine, old: {settling_line(m_old)}", ""]
+        print("\n".join(lines), flush=True)
     if args.part in ("detect", "all"):
-        print("time to detect (s) per seed:", flush=True)
-        found = detect(args.seeds, args.detect_budget)
-        lines += ["## Time to detect (seconds until the first finding of the defect's invariants was caught)", "",
+        print("time to detect (s) per seed — new settings:", flush=True)
+        found_new = detect(args.seeds, args.detect_budget, NEW)
+        print("old settings:", flush=True)
+        found_old = detect(args.seeds, args.detect_budget, OLD)
+        lines += ["### Time to detect (seconds until the first finding of the defect's invariants was caught)", "",
                   f"{args.seeds} seeds per defect, budget {args.detect_budget:g}s each, focused scenario weights "
-                  "(`harness/engine/live_focus.py`).", "",
-                  "| defect | per seed | median | max |", "|---|---|---:|---:|"]
-        medians: list[float] = []
-        missed = 0
-        for defect, times in found.items():
-            got = [t for t in times if t is not None]
-            missed += len(times) - len(got)
-            med = statistics.median(got) if got else None
-            if med is not None:
-                medians.append(med)
-            shown = ", ".join("—" if t is None else f"{t:.2f}" for t in times)
-            lines.append(f"| {defect} | {shown} | {'—' if med is None else f'{med:.2f}'} | "
-                         f"{'—' if not got else f'{max(got):.2f}'} |")
-        lines += ["", f"Median of the per-defect medians: **{statistics.median(medians):.2f} s**; "
-                  f"slowest detection {max(t for ts in found.values() for t in ts if t is not None):.2f} s; "
-                  f"runs that found nothing within the budget: {missed}.", ""]
+                  "(`harness/engine/live_focus.py`), new settings and old in the same run.", ""]
+        lines += detect_rows(found_new, found_old)
     load_after = os.getloadavg()
     header = [
-        "# Live machine: throughput and time to detect", "",
+        f"## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} — new settings vs old, same run", "",
         "Command: `.venv/bin/python bench/bench_live.py " + " ".join(sys.argv[1:]) + "`", "",
         f"Machine: {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} cores; load "
         f"average {load_before[0]:.1f} before, {load_after[0]:.1f} after (the machine is shared: other "
@@ -190,8 +260,9 @@ def main() -> int:
     print(text)
     if args.write:
         out = ROOT / "bench" / "results" / "live.md"
-        out.write_text(text + "\n", encoding="utf-8")
-        print(f"wrote {out}")
+        with out.open("a", encoding="utf-8") as f:
+            f.write("\n" + text + "\n")
+        print(f"appended to {out}")
     return 0
 
 

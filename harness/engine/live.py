@@ -173,6 +173,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
 
         def teardown(self) -> None:
             rec.settling.update(self.run.stats)
+            rec.settling["frames"] += len(self.run.transcript.frames)
             self.run.close(reuse=not self.failed)  # a failing run's connections are not handed on
 
     return LiveMachine

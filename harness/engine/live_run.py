@@ -715,12 +715,13 @@ class LiveRun:
 
     # -- quiescence and checks --------------------------------------------------------------
 
-    async def _barrier(self, sources: list[SimClient] | None = None) -> None:
+    async def _barrier(self, sources: list[SimClient] | None = None, *, answered: bool = False) -> None:
         """Quiescence: every ready client has received what the host emitted for the op.
 
         `sources` None (or the thorough policy): a ping on every ready client. Otherwise a ping on
-        the ready clients among `sources` (those that sent the op's frames), then each other
-        client is either caught up (`_caught_up`) within a few loop turns or pinged as well."""
+        the ready clients among `sources` (those that sent the op's frames; none when `answered`:
+        the answer to their last request was their barrier), then each other client is either
+        caught up (`_caught_up`) within a few loop turns or pinged as well."""
         ready = self.ready_clients()
         if sources is None or self.policy.barrier == "all":
             self.stats["pings"] += len(ready)
@@ -728,8 +729,9 @@ class LiveRun:
             return
         first = [c for c in ready if any(c is s for s in sources)]
         rest = [c for c in ready if not any(c is f for f in first)]
-        self.stats["pings"] += len(first)
-        await asyncio.gather(*(c.ping() for c in first))
+        if not answered:
+            self.stats["pings"] += len(first)
+            await asyncio.gather(*(c.ping() for c in first))
         lagging = rest
         for _ in range(self.policy.catchup_turns):
             lagging = [c for c in lagging if not self._caught_up(c, first)]
@@ -791,9 +793,12 @@ class LiveRun:
             q and ch in c.view.subscribed for c in self.ready_clients() for ch, q in c.view.pending.items()
         ):
             await asyncio.sleep(0.005)
-        followers = await self._follow()
+        lean = self.policy.barrier == "sources"
+        followers = await self._follow(self._new_channels() if lean else None)
         if followers:
-            await self._barrier(followers)
+            # lean: a follower's subscribe answer is its barrier already; the others are caught
+            # up or pinged
+            await self._barrier(followers, answered=lean)
         if self.policy.snapshots == "needed":
             await self._lean_snapshots(op)
         else:
@@ -941,12 +946,15 @@ class LiveRun:
             out.update(s.channel for s in v.snapshots[self._since_snap.get(v.index, 0):])
         return out
 
-    async def _follow(self) -> list[SimClient]:
+    async def _follow(self, changed: set[str] | None = None) -> list[SimClient]:
         """Every client subscribes to the chats of the sessions it watches (new chats appear in
-        the session catalog); disposed channels are dropped. Returns the clients that did."""
+        the session catalog); disposed channels are dropped. `changed`: only the sessions among
+        these (with an envelope or a snapshot since the last check) can list a new chat. Returns
+        the clients that subscribed."""
         followers: list[SimClient] = []
         for c in self.ready_clients():
-            for s_uri in [ch for ch in sorted(c.view.subscribed) if self.kinds.get(ch) == "session"]:
+            watched = c.view.subscribed if changed is None else c.view.subscribed & changed
+            for s_uri in [ch for ch in sorted(watched) if self.kinds.get(ch) == "session"]:
                 state = c.view.confirmed.get(s_uri) or {}
                 for entry in state.get("chats") or []:
                     chat = entry.get("resource") if isinstance(entry, dict) else None
