@@ -64,7 +64,7 @@ from harness.engine.live_run import (  # noqa: E402
 from harness.targets.live import parse_live_spec, serve_embedded_in_loop  # noqa: E402
 
 NEW = {"settle": "lean", "reuse_connections": None}
-OLD = {"settle": "thorough", "reuse_connections": False}
+OLD = {"settle": "thorough", "reuse_connections": False, "gc_threshold": None}
 
 
 @dataclass

@@ -260,11 +260,15 @@ def test_the_campaign_reports_its_sampling_and_reuses_connections() -> None:
     from harness.engine.events import EventBus, RunFinished
     from harness.engine.live import LiveConfig, run_live_campaign
 
+    import gc
+
     events: list[Any] = []
+    before = gc.get_threshold()
     summary = run_live_campaign(LiveConfig(None, "host:embedded", seed=3, budget_s=120, control=RunControl(120),
                                            max_chunks=1, chunk_examples=3, max_steps=6, token_salt="settle"),
                                 EventBus(events.append))
     assert summary.findings == []
+    assert gc.get_threshold() == before  # the campaign's collector threshold is its own
     settling = next(e for e in events if isinstance(e, RunFinished)).extra["liveSettling"]
     assert settling["policy"] == "lean" and settling["barrier"] == "sources"
     ops = sum(settling.get(k, 0) for k in ("opsNeeded", "opsSampled", "opsFull", "opsFolded"))

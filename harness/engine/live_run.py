@@ -132,7 +132,7 @@ class SettlePolicy:
 
 
 THOROUGH = SettlePolicy()
-LEAN = SettlePolicy(barrier="sources", snapshots="needed", every=3, full_every=30)
+LEAN = SettlePolicy(barrier="sources", snapshots="needed", every=4, full_every=40)
 SETTLE_POLICIES: dict[str, SettlePolicy] = {"lean": LEAN, "thorough": THOROUGH}
 
 
@@ -731,16 +731,33 @@ class LiveRun:
         rest = [c for c in ready if not any(c is f for f in first)]
         if not answered:
             self.stats["pings"] += len(first)
-            await asyncio.gather(*(c.ping() for c in first))
-        lagging = rest
-        for _ in range(self.policy.catchup_turns):
-            lagging = [c for c in lagging if not self._caught_up(c, first)]
-            if not lagging:
-                break
-            await asyncio.sleep(0)  # the other connections' frames may still be on their way in
+            if len(first) == 1:
+                await first[0].ping()  # the common case: no task for a gather of one
+            else:
+                await asyncio.gather(*(c.ping() for c in first))
+        lagging = await self._lagging(rest, first)
+        while len(lagging) > 1:
+            # the one watching most is pinged first: what it received may prove the others
+            witness = max(lagging, key=lambda c: len(c.view.subscribed))
+            self.stats["pings"] += 1
+            await witness.ping()
+            first.append(witness)
+            lagging = await self._lagging([c for c in lagging if c is not witness], first)
         self.stats["pings"] += len(lagging)
-        self.stats["pingsSkipped"] += len(rest) - len(lagging)
-        await asyncio.gather(*(c.ping() for c in lagging))
+        if lagging:
+            await lagging[0].ping()
+        self.stats["pingsSkipped"] += len(rest) - sum(1 for c in first if any(c is r for r in rest)) - len(lagging)
+
+    async def _lagging(self, clients: list[SimClient], pinged: list[SimClient]) -> list[SimClient]:
+        """The `clients` not proven caught up by what the `pinged` ones received, after up to
+        `catchup_turns` loop turns (the other connections' frames may still be on their way in)."""
+        lagging = clients
+        for turn in range(self.policy.catchup_turns):
+            lagging = [c for c in lagging if not self._caught_up(c, pinged)]
+            if not lagging or turn == self.policy.catchup_turns - 1:
+                break
+            await asyncio.sleep(0)
+        return lagging
 
     def _caught_up(self, c: SimClient, pinged: list[SimClient]) -> bool:
         """`c` holds every envelope the `pinged` clients received since the last check on the
