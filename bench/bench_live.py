@@ -26,7 +26,7 @@ in both directions (the transcript); the settling columns come from `LiveRun.sta
 
 Part `detect` — for every protocol defect of the embedded host, `--seeds` focused seeded runs
 (`harness.engine.live_focus.run_focused`, bounded by `--detect-budget`) with the new settings
-and with the old: seconds until a finding of one of the defect's invariants was caught (before
+and with the old (alternating, the load drifts): seconds until a finding of one of the defect's invariants was caught (before
 shrinking).
 
 `--write` appends the tables to bench/results/live.md (with the command and the load average).
@@ -166,17 +166,18 @@ def settling_line(m: Measured) -> str:
             f"{st['pingsSkipped']} of {st['pings'] + st['pingsSkipped']}; connections reused {st['connectionsReused']}")
 
 
-def detect(seeds: int, budget: float, options: dict[str, Any]) -> dict[str, list[float | None]]:
-    out: dict[str, list[float | None]] = {}
+def detect(seeds: int, budget: float) -> tuple[dict[str, list[float | None]], dict[str, list[float | None]]]:
+    """Per defect and seed, a focused run with the new settings and one with the old, in
+    alternating order (the load drifts): seconds to the first finding, None when none came."""
+    out: dict[str, dict[str, list[float | None]]] = {"new": {}, "old": {}}
     for defect in sorted(FOCUS):
-        times: list[float | None] = []
         for seed in range(seeds):
-            r = run_focused(defect, seed=seed, budget_s=budget, shrink_budget_s=0.5, **options)
-            times.append(r.first_s)
-        out[defect] = times
-        shown = ", ".join("—" if t is None else f"{t:.2f}" for t in times)
-        print(f"  {defect:30s} {shown}", flush=True)
-    return out
+            order = [("new", NEW), ("old", OLD)] if seed % 2 == 0 else [("old", OLD), ("new", NEW)]
+            for name, options in order:
+                r = run_focused(defect, seed=seed, budget_s=budget, shrink_budget_s=0.5, **options)
+                out[name].setdefault(defect, []).append(r.first_s)
+        print(f"  {defect:30s} new {_times(out['new'][defect])}; old {_times(out['old'][defect])}", flush=True)
+    return out["new"], out["old"]
 
 
 def _times(ts: list[float | None]) -> str:
@@ -240,13 +241,11 @@ def main() -> int:
         lines += ["", f"* machine, new: {settling_line(m_new)}", f"* machine, old: {settling_line(m_old)}", ""]
         print("\n".join(lines), flush=True)
     if args.part in ("detect", "all"):
-        print("time to detect (s) per seed — new settings:", flush=True)
-        found_new = detect(args.seeds, args.detect_budget, NEW)
-        print("old settings:", flush=True)
-        found_old = detect(args.seeds, args.detect_budget, OLD)
+        print("time to detect (s) per seed:", flush=True)
+        found_new, found_old = detect(args.seeds, args.detect_budget)
         lines += ["### Time to detect (seconds until the first finding of the defect's invariants was caught)", "",
                   f"{args.seeds} seeds per defect, budget {args.detect_budget:g}s each, focused scenario weights "
-                  "(`harness/engine/live_focus.py`), new settings and old in the same run.", ""]
+                  "(`harness/engine/live_focus.py`), new settings and old in the same run, alternating per seed.", ""]
         lines += detect_rows(found_new, found_old)
     load_after = os.getloadavg()
     header = [

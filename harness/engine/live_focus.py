@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.corpus.finding import Finding
 
@@ -75,13 +76,12 @@ class FocusedResult:
 
 def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, max_findings: int = 4,
                 shrink_budget_s: float = 3.0, weights: dict[str, int] | None = None,
-                max_chunks: int | None = None, chunk_examples: int = 3, settle: str = "lean",
-                reuse_connections: bool | None = None) -> FocusedResult:
+                max_chunks: int | None = None, chunk_examples: int = 3, **options: Any) -> FocusedResult:
     """One bounded live campaign against a fresh embedded host with `defect` (None: clean).
 
     Bounded by `max_chunks` chunks of `chunk_examples` machine runs (what the draws are; the same
-    seed gives the same run) and, as a safety net, by `budget_s` of wall-clock time. `settle` and
-    `reuse_connections` are `LiveConfig`'s (the bench compares the old settings with the new)."""
+    seed gives the same run) and, as a safety net, by `budget_s` of wall-clock time. `options` are
+    other `LiveConfig` fields (the bench compares the old settings with the new: `settle`, …)."""
     from harness.targets.live import LiveTarget
 
     from .control import RunControl
@@ -105,7 +105,7 @@ def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, ma
                          max_findings=max_findings, stop_on=caught_by(defect) if defect else frozenset(),
                          token_salt="focused",  # a fresh host: the same seed gives the same run
                          max_chunks=max_chunks, chunk_examples=chunk_examples, shrink_budget_s=shrink_budget_s, control=control,
-                         settle=settle, reuse_connections=reuse_connections,
+                         **options,
                          weights={**{k: 0 for k in _ALL}, **(weights or w)} if (weights or w) else _defaults())
         summary = run_live_campaign(cfg, EventBus(sink))
         result.steps, result.chunks, result.elapsed_s = summary.steps, summary.chunks, summary.elapsed_s
