@@ -256,11 +256,11 @@ def test_bad_policies_are_refused() -> None:
 
 
 def test_the_campaign_reports_its_sampling_and_reuses_connections() -> None:
+    import gc
+
     from harness.engine.control import RunControl
     from harness.engine.events import EventBus, RunFinished
     from harness.engine.live import LiveConfig, run_live_campaign
-
-    import gc
 
     events: list[Any] = []
     before = gc.get_threshold()

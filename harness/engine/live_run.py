@@ -33,7 +33,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from harness.invariants.base import Violation
@@ -88,12 +88,15 @@ DEFAULT_CLIENTS: tuple[ClientSpec, ...] = (
 class SettlePolicy:
     """How a run reaches quiescence after an op and which fresh snapshots it takes.
 
-    *Thorough* (`THOROUGH`, what `LiveRun` does unless told otherwise — replay and shrinking
-    judge a finding with it): a `ping` on every client after every op, and every `every` ops an
-    observer per client profile takes a real fresh snapshot of each channel that changed (of every
-    watched channel each `full_every` ops).
+    *Thorough* (`THOROUGH`, the settings before issue 17, kept for the bench): a `ping` on every
+    client after every op, and every `every` ops an observer per client profile takes a real
+    fresh snapshot of each channel that changed (of every watched channel each `full_every` ops).
+    Its blind spot: the cross-channel checks (INV-048, INV-031) compare a chat with its session
+    only when both changed in the same op (or at a full op).
 
-    *Lean* (`LEAN`, the fuzz machine's default): the same checks on fewer frames —
+    *Lean* (`LEAN`, what `LiveRun` does unless told otherwise — the fuzz machine, replay and
+    shrinking alike: its decisions depend on the op's position and what the host sent, so a
+    finding replays with the snapshots that found it): the same checks on fewer frames —
 
     * `barrier="sources"`: ping the clients that sent this op's frames (the host answers in
       order on a connection, so it has handled the op and everything before); every other client
@@ -371,17 +374,18 @@ class LiveRun:
     """A live run against one host URL: clients, observers, the observation, the checks."""
 
     def __init__(self, url: str, *, loop: EventLoopThread | None = None, token: str | None = None,
-                 request_timeout_s: float = 5.0, drain_s: float = 0.25, snapshot_every: int = 1,
-                 full_every: int = 10, skip: frozenset[str] = DEFAULT_SKIP,
-                 policy: SettlePolicy | None = None, pool: ConnectionPool | None = None) -> None:
+                 request_timeout_s: float = 5.0, drain_s: float = 0.25, snapshot_every: int | None = None,
+                 full_every: int | None = None, skip: frozenset[str] = DEFAULT_SKIP,
+                 policy: SettlePolicy = LEAN, pool: ConnectionPool | None = None) -> None:
         self.url = url
         self.token = token or uuid.uuid4().hex[:8]
         self.loop = loop or EventLoopThread()
         self._own_loop = loop is None
         self.request_timeout_s = request_timeout_s
         self.drain_s = drain_s
-        #: Without `policy`: the thorough one with these intervals (the old parameters).
-        self.policy = policy or SettlePolicy(every=max(1, snapshot_every), full_every=max(1, full_every))
+        #: `snapshot_every` / `full_every` override the policy's intervals (the old parameters).
+        self.policy = replace(policy, every=max(1, snapshot_every or policy.every),
+                              full_every=max(1, full_every or policy.full_every))
         self.snapshot_every = self.policy.every
         self.full_every = self.policy.full_every
         self.stats: Counter[str] = Counter()
