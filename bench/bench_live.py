@@ -12,10 +12,11 @@ a short warm-up (Hypothesis builds its caches once per process):
   host:embedded` runs it: four clients, Hypothesis drawing scenarios and state-aware actions,
   every live check, the host served on the campaign's own loop. *New*: `LiveConfig()` — the lean
   settling policy (`live_run.LEAN`: barrier pings only the op's senders, real fresh snapshots
-  where needed / sampled / full, folded views between) and connections pooled across machine
-  runs. *Old*: `LiveConfig(settle="thorough", reuse_connections=False)` — every client pinged
-  and every changed channel snapshotted in every profile after every op, fresh connections per
-  machine run (the settings before issue 17);
+  where needed / sampled / full, folded views between), connections pooled across machine
+  runs, four scenarios per Hypothesis rule call, the GC's first threshold at 20 000. *Old*:
+  `LiveConfig(settle="thorough", reuse_connections=False, gc_threshold=None,
+  scenarios_per_rule=1)` — every client pinged and every changed channel snapshotted in every
+  profile after every op, fresh connections per machine run (the settings before issue 17);
 * **wire + checks**: a fixed list of ops (title changes, cancels) through `LiveRun.apply` with
   four clients and no Hypothesis, lean vs thorough: the wire-and-checks ceiling.
 
@@ -64,7 +65,7 @@ from harness.engine.live_run import (  # noqa: E402
 from harness.targets.live import parse_live_spec, serve_embedded_in_loop  # noqa: E402
 
 NEW = {"settle": "lean", "reuse_connections": None}
-OLD = {"settle": "thorough", "reuse_connections": False, "gc_threshold": None}
+OLD = {"settle": "thorough", "reuse_connections": False, "gc_threshold": None, "scenarios_per_rule": 1}
 
 
 @dataclass

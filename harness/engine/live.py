@@ -64,6 +64,10 @@ class LiveConfig:
     chunk_examples: int = 10
     #: Steps (scenario draws) per machine run, after its setup (connect, two sessions).
     max_steps: int = 40
+    #: Scenarios drawn per call of the machine's rule (the run still draws `max_steps` in all):
+    #: Hypothesis's per-rule work is paid once for them. Shrinking is ours (ddmin over ops), so
+    #: the rule's granularity does not matter to it.
+    scenarios_per_rule: int = 4
     sessions: int = 2
     clients: tuple[ClientSpec, ...] = DEFAULT_CLIENTS
     weights: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
@@ -135,6 +139,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
     scenario = st.sampled_from(bag)  # built once, not per step
     salt = cfg.token_salt if cfg.token_salt is not None else rec.salt
     policy = settle_policy(cfg)
+    per_rule = max(1, cfg.scenarios_per_rule)
 
     class LiveMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -169,12 +174,13 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
 
         @rule(data=st.data())
         def step(self, data: st.DataObject) -> None:
-            name = data.draw(scenario, label="scenario")
-            ops = SCENARIOS[name](data, self.run)
-            if ops:
-                rec.scenarios[name] += 1
-                event(f"scenario {name}")
-            self._do(ops)
+            for _ in range(per_rule):
+                name = data.draw(scenario, label="scenario")
+                ops = SCENARIOS[name](data, self.run)
+                if ops:
+                    rec.scenarios[name] += 1
+                    event(f"scenario {name}")
+                self._do(ops)
 
         def teardown(self) -> None:
             rec.settling.update(self.run.stats)
@@ -260,7 +266,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
                 break
             machine = build_live_machine(cfg, rec, loop, control, pool)
             run_settings = settings(
-                max_examples=cfg.chunk_examples, stateful_step_count=cfg.max_steps, deadline=None,
+                max_examples=cfg.chunk_examples, stateful_step_count=-(-cfg.max_steps // max(1, cfg.scenarios_per_rule)), deadline=None,
                 database=database, derandomize=False, report_multiple_bugs=False,
                 verbosity=Verbosity.quiet,
                 phases=[Phase.reuse, Phase.generate] if database else [Phase.generate],
