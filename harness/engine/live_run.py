@@ -568,10 +568,11 @@ class LiveRun:
         if not self._aliases or op.get("op") not in ("command", "dispatch", "race"):
             return op
         text = json.dumps(op)
-        if "fz-" not in text:
-            return op
-        for old, new in self._aliases.items():
-            text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+        found = [(old, new) for old, new in self._aliases.items() if old in text]
+        if not found:
+            return op  # the common case: the op names no client id
+        for old, new in found:
+            text = text.replace(old, new)
         return dict(json.loads(text))
 
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
