@@ -209,7 +209,7 @@ _PAGE = """<!DOCTYPE html>
 <div class="card">steps<b data-field="steps"></b></div>
 <div class="card">steps/s<b data-field="stepsPerSecond"></b></div>
 <div class="card">findings<b data-field="findings"></b></div>
-<div class="card">known upstream issues seen<b data-field="known"></b></div>
+<div class="card">known-issue checks hit<b data-field="known"></b></div>
 <div class="card">branch coverage (reference) %<b data-field="branchPercent"></b></div>
 <div class="card">(type, outcome) pairs<b data-field="outcomePairs"></b></div>
 <div class="card">workers<b data-field="workers"></b></div>

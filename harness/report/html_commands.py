@@ -115,6 +115,18 @@ def is_portable(program: str) -> bool:
     return bool(first) and ("/" not in first or os.path.isabs(first))
 
 
+def names_relative_paths(command: list[Any]) -> bool:
+    """Some word of the command line (or of an option's value, as in `adapter:./impl --x y/z`)
+    looks like a relative path, so the line works only from the folder the run started in."""
+    for arg in command:
+        for word in str(arg).split():
+            value = word.split(":", 1)[1] if ":" in word and "://" not in word else word
+            value = value.split("=", 1)[1] if value.startswith("-") and "=" in value else value
+            if "/" in value and not value.startswith(("/", "{")) and "://" not in value:
+                return True
+    return False
+
+
 def rerun_command(report: dict[str, Any], origin: Path | None) -> str | None:
     """The recorded command line, pasteable from anywhere: `cd <origin> && <command>` (targets and
     options may name relative paths too), with an absolute program. None when not recorded."""

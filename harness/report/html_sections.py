@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.invariants.registry import REGISTRY
 
-from .html_commands import rerun_command
+from .html_commands import names_relative_paths, rerun_command
 from .html_escape import esc
 from .html_findings import cause_groups
 from .writers import run_died
@@ -59,14 +59,16 @@ def verdict(report: dict[str, Any]) -> tuple[str, str, str]:
 
 def banner_html(report: dict[str, Any], origin: Path | None) -> str:
     key, headline, detail = verdict(report)
-    known = report.get("known") or {}
+    items = known_items(report)
     extra = ""
-    if known:
-        extra = (f'<p>{_plural(len(known), "known upstream issue")} seen (documented upstream contradictions, '
-                 'not failures: <a href="#known">listed below</a>)</p>')
+    if items:
+        numbers = [w.removeprefix("§11 ").removeprefix("items ").removeprefix("item ") for w in items]
+        extra = (f'<p>{_plural(len(items), "known upstream issue")} seen (REDUCERS.md §11 '
+                 f'item{"s" if len(items) > 1 else ""} {esc(", ".join(numbers))}: documented upstream contradictions, '
+                 'not failures; <a href="#known">listed below</a>)</p>')
     rerun = rerun_command(report, origin)
     if rerun is not None:
-        note = "" if origin is not None else (
+        note = "" if origin is not None or not names_relative_paths(report.get("command") or []) else (
             ' <span class="note">(run it from the folder the run started in: report.json does not record it)</span>')
         extra += f'<p class="rerun">rerun: <code id="rerun">{esc(rerun)}</code>{note}</p>'
     return (f'<div id="verdict" class="verdict verdict-{key}" data-verdict="{key}">'
@@ -83,14 +85,11 @@ def _item_order(where: str) -> tuple[int, str]:
     return (int(m.group(1)) if m else 10_000, where)
 
 
-def known_html(report: dict[str, Any]) -> str:
-    """One row per REDUCERS.md §11 item seen: what upstream does, the invariants that saw it
-    (with their hits), the state kinds, one example."""
-    known = report.get("known") or {}
-    if not known:
-        return "<p>None seen in this run.</p>"
+def known_items(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The known upstream issues seen, by REDUCERS.md §11 item (in item order): what upstream
+    does, the invariants that saw it with their hits, the state kinds, one example."""
     items: dict[str, dict[str, Any]] = {}
-    for inv, entry in known.items():
+    for inv, entry in (report.get("known") or {}).items():
         entry = entry if isinstance(entry, dict) else {}
         registered = REGISTRY.get(inv)
         issue = entry.get("knownIssue") or (registered.known_issue if registered else None) or ""
@@ -101,11 +100,17 @@ def known_html(report: dict[str, Any]) -> str:
         row["invariants"].append((inv, entry.get("count")))
         row["kinds"] += [k for k in entry.get("kinds") or [] if k not in row["kinds"]]
         row["example"] = row["example"] or entry.get("example")
+    return {where: items[where] for where in sorted(items, key=_item_order)}
+
+
+def known_html(report: dict[str, Any]) -> str:
+    items = known_items(report)
+    if not items:
+        return "<p>None seen in this run.</p>"
     rows = []
-    for where in sorted(items, key=_item_order):
-        row = items[where]
+    for where, row in items.items():
         invs = "<br>".join(f"<code>{esc(i)}</code>" + (f" ({_number(c)})" if isinstance(c, int) else "")
-                         for i, c in row["invariants"])
+                           for i, c in row["invariants"])
         rows.append(
             f'<tr data-item="{esc(where)}"><td class="item">{esc(where)}</td><td>{esc(row["what"])}</td><td>{invs}</td>'
             f'<td>{esc(", ".join(row["kinds"]))}</td><td class="example">{esc(row["example"] or "")}</td></tr>'
@@ -181,7 +186,8 @@ def zero_coverage_reason(label: str, report: dict[str, Any]) -> str:
     if label in handlers:
         kinds = sorted(handlers[label])
         if fuzzed and not set(kinds) & set(fuzzed):
-            return f"not reached: it handles {_few(kinds)} actions, and that state kind was not fuzzed in this run"
+            return (f"not reached: it reduces the {_few(kinds)} state kind{'s' if len(kinds) > 1 else ''}, "
+                    f"not fuzzed in this run (fuzzed: {', '.join(fuzzed)})")
         types = sorted(t for k in kinds if not fuzzed or k in fuzzed for t in handlers[label][k])
         sent = sum(_steps_of(report, t) for t in types)
         unsent = [t for t in types if _steps_of(report, t) == 0]
