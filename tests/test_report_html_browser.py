@@ -72,7 +72,7 @@ def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
 
 
 def measure(index: Path, tmp_path: Path) -> dict[str, Any]:
-    page = index.with_name("measured.html")
+    page = tmp_path / "measured.html"  # the page is self-contained: it renders anywhere
     page.write_text(index.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"), encoding="utf-8")
     dom = _chromium("--dump-dom", page.resolve().as_uri(), profile=tmp_path / "profile-dom").stdout
     found = re.search(r'<pre id="measure">(.*?)</pre>', dom, re.S)

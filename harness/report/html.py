@@ -101,7 +101,7 @@ th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict-interrupted .headline,.verdict-partial .headline,.verdict-running .headline{color:#8a5200}
 .verdict-error,.verdict-died{background:#3b0d0d;border-color:#3b0d0d;color:#fff}.verdict-error code,.verdict-died code{color:#1d1d1f}
 .verdict .rerun code{background:#fff;padding:1px 4px;border-radius:3px;font-size:12px}
-.note{color:#666;font-size:12px}.verdict-error .note,.verdict-died .note{color:#ddd}
+.note{color:#666;font-size:12px}.verdict-error .note,.verdict-died .note{color:#ddd}.verdict-error a,.verdict-died a{color:#fff}
 .cards{display:flex;flex-wrap:wrap;gap:.6em}.card{border:1px solid #ddd;border-radius:6px;padding:.5em .9em;min-width:8em;max-width:100%}
 .card b{display:block;font-size:1.4em}.card.wide b{font-size:1em;font-family:ui-monospace,monospace}
 .cause{border-left:4px solid #c62828;padding:.1em 0 .1em 1em;margin:1.5em 0}.cause>h3{margin:.2em 0}
