@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -168,6 +169,13 @@ def test_banner_flags_a_run_that_died(tmp_path: Path) -> None:
     key, headline, text = _verdict(report, tmp_path)
     assert key == "died" and headline == "died without finishing"
     assert f"process {int(gone.stdout)} is gone" in text
+
+
+def test_banner_flags_a_live_run_and_a_partial_merge(tmp_path: Path) -> None:
+    key, headline, _ = _verdict(base_report(status="running", pid=os.getpid()), tmp_path)
+    assert (key, headline) == ("running", "still running")
+    key, headline, text = _verdict(base_report(status="partial", findings=[{"invariant": "INV-1"}]), tmp_path)
+    assert (key, headline) == ("partial", "partial — 1 finding") and "did not all finish" in text
 
 
 def test_banner_comes_before_everything_else(tmp_path: Path) -> None:
