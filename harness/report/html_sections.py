@@ -220,6 +220,8 @@ def branch_files_html(report: dict[str, Any]) -> str:
             f"<td class=missing>{esc(missing)}</td></tr>"
         )
     if not rows:
-        return "<p>No branch coverage was measured in this run.</p>"
+        how = ("a campaign with <code>--coverage-every 0</code>, or measured by no worker"
+               if report.get("mode") == "campaign" else "<code>ahp-fuzz campaign</code> measures it")
+        return f"<p>No branch coverage was measured in this run ({how}).</p>"
     return ("<table class=\"branches\"><tr><th>module</th><th>branches</th><th>%</th><th>why 0 %</th>"
             "<th>branches not taken (line→line; negative: exit)</th></tr>" + "".join(rows) + "</table>")
