@@ -357,8 +357,11 @@ class Transcript:
 
     frames: list[dict[str, Any]] = field(default_factory=list)
     limit: int = 200_000
+    #: Frames seen in all (counting past `limit`): a drain waits until it stops moving.
+    seen: int = 0
 
     def add(self, conn: int, direction: str, msg: Any) -> None:
+        self.seen += 1
         if len(self.frames) < self.limit:
             self.frames.append({"c": conn, "d": direction, "m": msg})
 

@@ -1,0 +1,199 @@
+"""A live run against a host that is not conformant yet (issue 16): quiescence without `ping`,
+handshake and error-code probes, where an echo went, and what a host's death looks like.
+
+`LiveRun` calls into this module at four points and keeps no policy of its own for them:
+
+* `quiesce(run)` is the barrier after every op. A `ping` on every connection while the host
+  answers it (a host answers in order on a connection); once a host refuses `ping` (an INV-H01
+  finding, recorded once per run), a timed drain instead: wait until no frame has moved for
+  `QUIET_S`, at most `DRAIN_MAX_S`. The snapshot comparison after the barrier (a fresh snapshot
+  above the newest serverSeq any client saw makes every client catch up) stays as it is.
+* `handshake(run, op)` runs a `handshake` op: one probe on a connection of its own (WIRE.md §3:
+  requests before `initialize`, a second `initialize`, unknown or empty version lists, an unknown
+  method, bad params, `ping` before `initialize`), recorded as a `WireProbe` for the INV-H checks.
+* `note_delivery(run, conn, params)` remembers which connection each echo reached, so "never
+  echoed" can say where the echo went instead (INV-045).
+* `death_violation(run, why)` turns the host's death (a `host-cmd:` process that exited, an
+  embedded host that died, a `ws://` host that went away) into one `TARGET-CRASH` finding with
+  the exit status, the last stderr lines and the frames sent just before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from harness.invariants.base import Violation
+from harness.invariants.live_base import WireProbe
+from harness.targets.live import ROOT, ConnectionLost, RpcError, WireConnection
+
+if TYPE_CHECKING:
+    from .live_run import LiveRun, SimClient
+
+#: The drain that replaces the ping barrier: no frame for this long means quiescence…
+QUIET_S = 0.03
+#: …bounded by this (a host that streams without end must not stall the run).
+DRAIN_MAX_S = 1.0
+#: A probe waits this long for its answer (silence is a reaction of its own, recorded).
+PROBE_TIMEOUT_S = 2.0
+#: Frames sent just before a death, quoted in the finding.
+LAST_SENT = 3
+
+#: The handshake probes, by name (`{"op": "handshake", "client": 0, "probe": NAME}`).
+PROBES: tuple[str, ...] = ("ping-first", "before-initialize", "second-initialize", "unknown-version",
+                           "empty-versions", "unknown-method", "bad-params")
+#: What no host speaks (SemVer, far above any release).
+UNKNOWN_VERSION = "99.0.0"
+UNKNOWN_METHOD = "x-ahp-fuzz/no-such-method"
+
+TARGET_CRASH = "TARGET-CRASH"
+
+
+# -- quiescence ---------------------------------------------------------------------------------
+
+
+async def ping(client: SimClient) -> bool:
+    """Ping one client's connection: True when the host answered (a barrier), False when it
+    refused (recorded once per run as an INV-H01 probe)."""
+    assert client.conn is not None
+    try:
+        result = await client.request("ping", {"channel": ROOT})
+    except RpcError as e:
+        _refused_ping(client, {"code": e.code, "message": e.message})
+        return False
+    if result is not None and not client.run.ping_odd:
+        client.run.ping_odd = True
+        client.run.obs.wire_probes.append(WireProbe("ping", "ping", {"channel": ROOT}, result=result,
+                                                    connection=client.conn.conn_id))
+    return True
+
+
+def _refused_ping(client: SimClient, error: dict[str, Any]) -> None:
+    run = client.run
+    if not run.ping_refused:
+        run.ping_refused = True
+        run.obs.wire_probes.append(WireProbe("ping", "ping", {"channel": ROOT}, error=error,
+                                             connection=client.conn.conn_id if client.conn else None))
+
+
+async def quiesce(run: LiveRun) -> None:
+    """The barrier after an op: pings while the host answers them, else a timed drain."""
+    clients = run.ready_clients()
+    if not run.ping_refused:
+        answered = await asyncio.gather(*(ping(c) for c in clients))
+        if all(answered):
+            return
+    await drain(run)
+
+
+async def drain(run: LiveRun, quiet_s: float = QUIET_S, max_s: float = DRAIN_MAX_S) -> None:
+    """Wait until no frame moved for `quiet_s` (at most `max_s`)."""
+    deadline = time.monotonic() + max_s
+    last = run.transcript.seen
+    while time.monotonic() < deadline:
+        await asyncio.sleep(quiet_s)
+        if run.transcript.seen == last:
+            return
+        last = run.transcript.seen
+
+
+# -- handshake probes -----------------------------------------------------------------------------
+
+
+async def handshake(run: LiveRun, op: dict[str, Any]) -> None:
+    """One handshake or error-code probe on a connection of its own (closed afterwards)."""
+    name = str(op.get("probe", ""))
+    if name not in PROBES:
+        raise ValueError(f"unknown handshake probe {name!r} (want one of {', '.join(PROBES)})")
+    conn = WireConnection(run.next_conn(), run.transcript, lambda *_: None)
+    try:
+        await conn.open(run.url, run.request_timeout_s)
+    except ConnectionLost as e:
+        from .live_run import LiveFailure
+
+        raise LiveFailure(TARGET_CRASH, f"handshake probe {name}: {e}") from None
+    run.probe_no += 1
+    client_id = f"fz-{run.token}-probe-{run.probe_no}"
+    init = {"channel": ROOT, "protocolVersions": ["0.7.0", "0.6.0"], "clientId": client_id,
+            "clientInfo": {"name": "ahp-fuzz", "version": "0.1.0"}}
+    try:
+        if name == "ping-first":
+            await _probe(run, conn, "ping", "ping", {"channel": ROOT})
+        elif name == "before-initialize":
+            p = await _probe(run, conn, name, "subscribe", {"channel": ROOT})
+            if p.answered and p.error is None:  # served: leave no subscription behind
+                await _ask(conn, "unsubscribe", {"channel": ROOT})
+        elif name == "unknown-version":
+            await _probe(run, conn, name, "initialize", {**init, "protocolVersions": [UNKNOWN_VERSION]})
+        elif name == "empty-versions":
+            await _probe(run, conn, name, "initialize", {**init, "protocolVersions": []})
+        else:
+            first = await _ask(conn, "initialize", init)
+            if first is None:
+                return  # the host does not speak our versions or did not answer: nothing to probe
+            if name == "second-initialize":
+                await _probe(run, conn, name, "initialize", {**init, "clientId": client_id + "-again"})
+            elif name == "unknown-method":
+                await _probe(run, conn, name, UNKNOWN_METHOD, {"channel": ROOT})
+            elif name == "bad-params":
+                await _probe(run, conn, name, "subscribe", {"channel": 42})
+    finally:
+        await conn.close()
+
+
+async def _ask(conn: WireConnection, method: str, params: dict[str, Any]) -> Any:
+    """A request whose answer only matters when it is a result (None otherwise)."""
+    try:
+        return await conn.request(method, params, PROBE_TIMEOUT_S)
+    except (RpcError, ConnectionLost, TimeoutError):
+        return None
+
+
+async def _probe(run: LiveRun, conn: WireConnection, check: str, method: str, params: dict[str, Any]) -> WireProbe:
+    p = WireProbe(check, method, params, connection=conn.conn_id)
+    try:
+        p.result = await conn.request(method, params, PROBE_TIMEOUT_S)
+    except RpcError as e:
+        p.error = {"code": e.code, "message": e.message}
+    except TimeoutError:
+        p.answered, p.lost = False, f"silence for {PROBE_TIMEOUT_S:g}s"
+    except ConnectionLost as e:
+        p.answered, p.lost = False, str(e)
+    run.obs.wire_probes.append(p)
+    return p
+
+
+# -- where echoes went -------------------------------------------------------------------------
+
+
+def note_delivery(run: LiveRun, receiver: SimClient, params: dict[str, Any]) -> None:
+    """Remember that `receiver`'s connection got an echo of another client's dispatch."""
+    origin = params.get("origin")
+    if not isinstance(origin, dict):
+        return
+    cid, seq = origin.get("clientId"), origin.get("clientSeq")
+    if not isinstance(cid, str) or not isinstance(seq, int) or cid == receiver.view.client_id:
+        return
+    conn = receiver.conn.conn_id if receiver.conn is not None else "?"
+    who = f"observer {-receiver.view.index}" if receiver.view.index < 0 else f"client {receiver.view.index}"
+    seen = run.obs.delivered.setdefault((cid, seq), [])
+    label = f"connection {conn} ({who})"
+    if label not in seen and len(seen) < 8:
+        seen.append(label)
+
+
+# -- death --------------------------------------------------------------------------------------
+
+
+def death_violation(run: LiveRun, why: str) -> Violation:
+    """The host's death as one finding: why (status, stderr) and the frames sent just before."""
+    sent = [f["m"] for f in run.transcript.frames if f.get("d") == ">"][-LAST_SENT:]
+    shown = "; ".join(_frame_text(m) for m in sent)
+    return Violation(TARGET_CRASH, "violation", f"{why}; frames sent just before: {shown}" if shown else why)
+
+
+def _frame_text(m: Any, limit: int = 160) -> str:
+    text = m if isinstance(m, str) else json.dumps(m, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
