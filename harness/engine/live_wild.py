@@ -14,7 +14,7 @@ handshake and error-code probes, where an echo went, and what a host's death loo
 * `note_delivery(run, conn, params)` remembers which connection each echo reached, so "never
   echoed" can say where the echo went instead (INV-045).
 * `death_violation(run, why)` turns the host's death (a `host-cmd:` process that exited, an
-  embedded host that died, a `ws://` host that went away) into one `TARGET-CRASH` finding with
+  embedded host that died, a `ws://` host that went away) into one `TARGET-DIED` finding with
   the exit status, the last stderr lines and the frames sent just before.
 """
 
@@ -49,6 +49,9 @@ UNKNOWN_VERSION = "99.0.0"
 UNKNOWN_METHOD = "x-ahp-fuzz/no-such-method"
 
 TARGET_CRASH = "TARGET-CRASH"
+#: The host itself died (its process exited, the embedded host died, a ws:// host went away):
+#: a finding of its own, reported once, apart from a dropped connection (TARGET-CRASH).
+TARGET_DIED = "TARGET-DIED"
 
 
 # -- quiescence ---------------------------------------------------------------------------------
@@ -191,7 +194,7 @@ def death_violation(run: LiveRun, why: str) -> Violation:
     """The host's death as one finding: why (status, stderr) and the frames sent just before."""
     sent = [f["m"] for f in run.transcript.frames if f.get("d") == ">"][-LAST_SENT:]
     shown = "; ".join(_frame_text(m) for m in sent)
-    return Violation(TARGET_CRASH, "violation", f"{why}; frames sent just before: {shown}" if shown else why)
+    return Violation(TARGET_DIED, "violation", f"{why}; frames sent just before: {shown}" if shown else why)
 
 
 def _frame_text(m: Any, limit: int = 160) -> str:
