@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -46,7 +47,7 @@ from .events import (
     Shrinking,
 )
 from .live_host import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
-from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, session_ops, setup_ops
+from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, preflight_ops, session_ops, setup_ops
 from .live_replay import LIVE_KIND, LiveShrinker, finding_from_run, replay_live
 from .live_run import DEFAULT_CLIENTS, DEFAULT_SKIP, ClientSpec, EventLoopThread, LiveRun
 from .live_wild import TARGET_DIED
@@ -91,6 +92,9 @@ class LiveConfig:
     #: The `LiveTarget` that started the host (host-cmd:, ws://): how the campaign learns that
     #: it died and starts a fresh one (`live_host.HostKeeper`). None: only `url` is known.
     target: Any = None
+    #: Run every handshake probe and bare JSON value once per campaign, at the start of the
+    #: first examples (`live_ops.preflight_ops`); False: only as drawn by the scenarios.
+    preflight: bool = True
 
 
 class LiveFindingFailure(AssertionError):
@@ -114,6 +118,8 @@ class LiveRecorder:
     salt: str = field(default_factory=lambda: uuid.uuid4().hex)
     #: The host's keeper (death hook, restarts); None in a machine built without a campaign.
     keeper: HostKeeper | None = None
+    #: Preflight ops already sent in this campaign (each once).
+    preflown: set[str] = field(default_factory=set)
 
 
 def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
@@ -154,6 +160,12 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
         def start(self, data: st.DataObject) -> None:
             rec.examples += 1
             self._do(setup_ops(cfg.clients))
+            # not in Hypothesis's re-run of a failing example (its findings are not recorded)
+            for op in preflight_ops() if cfg.preflight and rec.failure is None else []:
+                key = json.dumps(op, sort_keys=True)
+                if key not in rec.preflown:
+                    rec.preflown.add(key)  # before it runs: a finding ends the example
+                    self._do([op])
             for i in range(cfg.sessions):
                 self._do(session_ops(data, self.run, i + 1))
 

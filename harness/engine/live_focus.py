@@ -38,6 +38,13 @@ FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
     "version-gate-leak": ({"session-dirs": 10}, False),
     "summary-not-synced": ({"turn": 10, "answer": 3, "action": 3}, False),
     "cancel-without-turn-accepted": ({"cancel": 10}, False),
+    "no-ping": ({"action": 5}, False),
+    "dies-on-null": ({"garbage": 10}, False),
+    "never-applies": ({"turn": 5, "action": 5}, False),
+    "echo-to-newest-socket": ({"turn": 10}, False),
+    "version-not-offered": ({"action": 5}, False),
+    "rebinds-on-reinitialize": ({"handshake": 10}, False),
+    "serves-before-initialize": ({"handshake": 10}, False),
 }
 
 #: Harness additions that catch the defects no catalogue entry covers.

@@ -423,6 +423,16 @@ def garbage(data: st.DataObject, run: LiveRun) -> list[Op]:
     return [{"op": "garbage", "client": c.view.index, "frame": data.draw(st.sampled_from(frames), label="frame")}]
 
 
+def preflight_ops() -> list[Op]:
+    """Every handshake probe and every bare JSON value, once per campaign, at the start (after
+    the clients connect): host-level properties a plain run must not leave to chance (issue 16).
+    The `handshake` and `garbage` scenarios keep drawing them during the run."""
+    from .live_wild import PROBES
+
+    return ([{"op": "handshake", "client": 0, "probe": p} for p in PROBES]
+            + [{"op": "garbage", "client": 0, "frame": f} for f in BARE_VALUES])
+
+
 def handshake(data: st.DataObject, run: LiveRun) -> list[Op]:
     """A handshake or error-code probe on a connection of its own (WIRE.md §3, JSON-RPC §5.1):
     ping before initialize, a request before initialize, a second initialize, unknown or empty

@@ -335,8 +335,8 @@ class LiveRun:
         #: Given by whoever knows the host (a `host-cmd:` process, the embedded host, a URL).
         self.death = death
         self.host_dead: str | None = None
-        self.ping_refused = False  # the host refused ping once: quiesce by a timed drain
-        self.ping_odd = False  # the host answered ping with something other than null
+        self.ping_refused = False  # ping was not answered with null once (an INV-H01 probe)
+        self.ping_silent = False  # ping got no answer: quiesce by a timed drain
         self.probe_no = 0
         self.token = token or uuid.uuid4().hex[:8]
         self.loop = loop or EventLoopThread()

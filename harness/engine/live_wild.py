@@ -4,9 +4,10 @@ handshake and error-code probes, where an echo went, and what a host's death loo
 `LiveRun` calls into this module at four points and keeps no policy of its own for them:
 
 * `quiesce(run)` is the barrier after every op. A `ping` on every connection while the host
-  answers it (a host answers in order on a connection); once a host refuses `ping` (an INV-H01
-  finding, recorded once per run), a timed drain instead: wait until no frame has moved for
-  `QUIET_S`, at most `DRAIN_MAX_S`. The snapshot comparison after the barrier (a fresh snapshot
+  answers it (a host answers in order on a connection: an error answer such as -32601 is a
+  barrier too, and an INV-H01 finding, recorded once per run); once a host leaves `ping`
+  unanswered, a timed drain instead: wait until no frame has moved for `QUIET_S`, at most
+  `DRAIN_MAX_S`. The snapshot comparison after the barrier (a fresh snapshot
   above the newest serverSeq any client saw makes every client catch up) stays as it is.
 * `handshake(run, op)` runs a `handshake` op: one probe on a connection of its own (WIRE.md §3:
   requests before `initialize`, a second `initialize`, unknown or empty version lists, an unknown
@@ -58,33 +59,36 @@ TARGET_DIED = "TARGET-DIED"
 
 
 async def ping(client: SimClient) -> bool:
-    """Ping one client's connection: True when the host answered (a barrier), False when it
-    refused (recorded once per run as an INV-H01 probe)."""
+    """Ping one client's connection: True when the host answered anything (a host answers in
+    order on a connection, so an error answer is a barrier too), False when it stayed silent.
+    An answer other than `null` is recorded once per run as an INV-H01 probe; silence too, and
+    from then on the run quiesces by a timed drain."""
     assert client.conn is not None
-    try:
-        result = await client.request("ping", {"channel": ROOT})
-    except RpcError as e:
-        _refused_ping(client, {"code": e.code, "message": e.message})
-        return False
-    if result is not None and not client.run.ping_odd:
-        client.run.ping_odd = True
-        client.run.obs.wire_probes.append(WireProbe("ping", "ping", {"channel": ROOT}, result=result,
-                                                    connection=client.conn.conn_id))
-    return True
-
-
-def _refused_ping(client: SimClient, error: dict[str, Any]) -> None:
     run = client.run
-    if not run.ping_refused:
+    probe = WireProbe("ping", "ping", {"channel": ROOT}, connection=client.conn.conn_id)
+    try:
+        probe.result = await client.conn.request("ping", {"channel": ROOT}, min(run.request_timeout_s, PROBE_TIMEOUT_S))
+    except RpcError as e:
+        probe.error = {"code": e.code, "message": e.message}
+    except TimeoutError:
+        probe.answered, probe.lost = False, f"silence for {min(run.request_timeout_s, PROBE_TIMEOUT_S):g}s"
+        run.ping_silent = True
+    except ConnectionLost as e:
+        client.dead = True
+        from .live_run import LiveFailure
+
+        raise LiveFailure(TARGET_CRASH, f"client {client.view.index}: ping: {e}") from None
+    if (probe.error is not None or probe.result is not None or not probe.answered) and not run.ping_refused:
         run.ping_refused = True
-        run.obs.wire_probes.append(WireProbe("ping", "ping", {"channel": ROOT}, error=error,
-                                             connection=client.conn.conn_id if client.conn else None))
+        run.obs.wire_probes.append(probe)
+    return probe.answered
 
 
 async def quiesce(run: LiveRun) -> None:
-    """The barrier after an op: pings while the host answers them, else a timed drain."""
+    """The barrier after an op: pings while the host answers them (a result or an error), else
+    (a host silent on ping) a timed drain."""
     clients = run.ready_clients()
-    if not run.ping_refused:
+    if not run.ping_silent:
         answered = await asyncio.gather(*(ping(c) for c in clients))
         if all(answered):
             return
@@ -192,9 +196,14 @@ def note_delivery(run: LiveRun, receiver: SimClient, params: dict[str, Any]) -> 
 
 def death_violation(run: LiveRun, why: str) -> Violation:
     """The host's death as one finding: why (status, stderr) and the frames sent just before."""
-    sent = [f["m"] for f in run.transcript.frames if f.get("d") == ">"][-LAST_SENT:]
+    sent = [f["m"] for f in run.transcript.frames if f.get("d") == ">" and not _is_ping(f["m"])][-LAST_SENT:]
     shown = "; ".join(_frame_text(m) for m in sent)
-    return Violation(TARGET_DIED, "violation", f"{why}; frames sent just before: {shown}" if shown else why)
+    return Violation(TARGET_DIED, "violation",
+                     f"{why}; frames sent just before (pings aside): {shown}" if shown else why)
+
+
+def _is_ping(m: Any) -> bool:
+    return isinstance(m, dict) and m.get("method") == "ping"
 
 
 def _frame_text(m: Any, limit: int = 160) -> str:

@@ -166,7 +166,7 @@ DEFECTS: dict[str, Defect] = {
         _d(
             "dies-on-null",
             "a frame that is the bare JSON value null kills the host (the process exits with status 70)",
-            "INV-H09",
+            "TARGET-DIED INV-H09",
             "WIRE.md §10 / JSON-RPC 2.0: a frame that is not a request object gets -32600 with id null",
         ),
         _d(
@@ -184,7 +184,7 @@ DEFECTS: dict[str, Defect] = {
         _d(
             "version-not-offered",
             "initialize negotiates the host's newest version whatever the client offered",
-            "INV-046",
+            "INV-046 INV-H04",
             "initialize: protocolVersion MUST be one of the offered entries (else -32005)",
             needs="a client that does not offer the host's newest version",
         ),

@@ -23,10 +23,15 @@ def ping_answered(obs: LiveObservation) -> Iterator[str]:
     """INV-H01 (WIRE.md §3.1, §4.1: ping "MUST answer, even pre-initialize"): a ping is answered
     with result null."""
     for p in obs.new_wire_probes("ping"):
-        if p.answered and (p.error is not None or p.result is not None):
+        if not p.answered:
             yield (
                 f"connection {p.connection}: ping got {p.answer()}, want result null (WIRE.md: ping MUST be "
                 "answered); quiescence falls back to a timed drain"
+            )
+        elif p.error is not None or p.result is not None:
+            yield (
+                f"connection {p.connection}: ping got {p.answer()}, want result null (WIRE.md: ping MUST be "
+                "answered)"
             )
 
 

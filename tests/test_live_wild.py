@@ -1,0 +1,198 @@
+"""A host that is not conformant yet (issue 16): the live machine survives it, names what is wrong,
+notices the host's death and restarts it. Real subprocesses, real WebSockets over loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.engine.events import EventBus, FindingFound, Notice
+from harness.engine.live import LiveConfig, run_live_campaign
+from harness.engine.live_focus import caught_by
+from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun
+from harness.engine.live_wild import TARGET_DIED
+from harness.host import start_host
+from harness.targets.live import LiveTarget
+
+pytestmark = pytest.mark.live
+
+NEW_DEFECTS = ("no-ping", "dies-on-null", "never-applies", "echo-to-newest-socket", "version-not-offered",
+               "rebinds-on-reinitialize", "serves-before-initialize")
+HOST_CMD = f"host-cmd:{sys.executable} -m harness.cli host --port 0"
+
+
+def _campaign(target_spec: str, url: str | None = None, target: Any = None, **kw: Any) -> tuple[Any, list[Any]]:
+    events: list[Any] = []
+    cfg = LiveConfig(url=url, target_spec=target_spec, seed=1, token_salt="wild", shrink_budget_s=1.0,
+                     **{"budget_s": 90.0, "max_chunks": 3, "chunk_examples": 3, **kw}, target=target)
+    summary = run_live_campaign(cfg, EventBus(events.append))
+    return summary, events
+
+
+@pytest.mark.parametrize("defect", NEW_DEFECTS)
+def test_a_plain_run_names_each_imitation_defect(defect: str) -> None:
+    """Default scenario weights (a plain run), the embedded host with one imitation defect: the run
+    finishes (no harness error) and reports the defect under an id that names it."""
+    summary, _ = _campaign(f"host:embedded?defect={defect}", stop_on=caught_by(defect))
+    assert summary.status == "finished"
+    named = [f for f in summary.findings if f.invariant in caught_by(defect)]
+    assert named, f"{defect}: found only {[(f.invariant, f.message) for f in summary.findings]}"
+
+
+def test_cli_run_against_imitation_defects_exits_1_with_a_finished_report(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--target",
+         "host:embedded?defect=no-ping&defect=rebinds-on-reinitialize", "--budget", "40s", "--seed", "1",
+         "--max-findings", "2", "--quiet", "--out", str(out)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 1, done.stdout[-1500:] + done.stderr[-1500:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "finished"
+    assert {f["invariant"] for f in report["findings"]} == {"INV-H01", "INV-H03"}
+    assert (out / "junit.xml").is_file()
+
+
+# -- host death ------------------------------------------------------------------------------------
+
+
+def test_a_host_cmd_death_is_one_finding_with_status_stderr_and_frames() -> None:
+    target = LiveTarget(f"{HOST_CMD} --defect dies-on-null")
+    try:
+        run = LiveRun(target.url, death=target.death)
+        assert run.apply(DEFAULT_CLIENTS[0].op(0)) == []
+        found = run.apply({"op": "garbage", "client": 0, "frame": "null"})
+        assert [v.invariant for v in found] == [TARGET_DIED]
+        msg = found[0].message
+        assert "exited with status 70" in msg and "TypeError" in msg and "frames sent just before" in msg
+        assert "; null" in msg or ": null" in msg
+        run.close()
+        old = target.url
+        new = target.restart()  # a fresh process: a new port, printed on stdout again
+        assert new != old and target.death(False) is None
+        again = LiveRun(new, death=target.death)
+        assert again.apply(DEFAULT_CLIENTS[0].op(0)) == []
+        again.close()
+    finally:
+        target.close()
+
+
+def test_the_campaign_restarts_a_dead_host_and_reports_its_death_once() -> None:
+    target = LiveTarget(f"{HOST_CMD} --defect dies-on-null")
+    try:
+        summary, events = _campaign(target.spec.text, url=target.url, target=target, max_chunks=3,
+                                    weights={"garbage": 5, "turn": 5})
+    finally:
+        target.close()
+    died = [f for f in summary.findings if f.invariant == TARGET_DIED]
+    assert len(died) == 1 and "status 70" in died[0].message
+    assert summary.status == "finished"
+    assert summary.chunks >= 2  # fuzzed on after the death
+
+
+def test_a_host_that_keeps_dying_is_dropped_with_one_line(tmp_path: Path) -> None:
+    script = tmp_path / "dies.py"  # prints a URL nobody listens on, then exits: dies at once, every time
+    script.write_text("import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]\n"
+                      "print(f'ws://127.0.0.1:{port}/', flush=True)\n")
+    target = LiveTarget(f"host-cmd:{sys.executable} {script}", start=True)
+    try:
+        summary, events = _campaign(target.spec.text, url=target.url, target=target, max_chunks=20)
+    finally:
+        target.close()
+    notes = [e.message for e in events if isinstance(e, Notice) and "dropped" in e.message]
+    assert summary.stopped_because == "host keeps dying" and len(notes) == 1
+    assert [f.invariant for f in summary.findings] == [TARGET_DIED]
+
+
+def test_a_ws_host_that_goes_away_ends_the_run_cleanly() -> None:
+    host = start_host(defects=("dies-on-null",))  # served by a thread; we only know its ws:// URL
+    try:
+        summary, events = _campaign(host.url, url=host.url, max_chunks=5, weights={"garbage": 5, "turn": 1})
+    finally:
+        host.close()
+    assert summary.status == "finished" and summary.stopped_because == "host gone"
+    died = [f for f in summary.findings if f.invariant == TARGET_DIED]
+    assert len(died) == 1 and "went away" in died[0].message
+
+
+# -- a hostile host: nothing it does ends the run with an internal error ----------------------------
+
+
+@contextlib.contextmanager
+def hostile_host() -> Iterator[str]:
+    """Wrong JSON-RPC shapes, non-object results, unknown notifications, garbage, silence on
+    ping, a closed socket now and then: a host no client should crash on."""
+    from websockets.asyncio.server import serve
+
+    ready = threading.Event()
+    box: dict[str, Any] = {}
+
+    async def handler(ws: Any) -> None:
+        n = 0
+        async for frame in ws:
+            n += 1
+            try:
+                msg = json.loads(frame)
+            except ValueError:
+                continue
+            if not isinstance(msg, dict):
+                continue
+            await ws.send("garbage{")
+            await ws.send(json.dumps({"jsonrpc": "2.0", "method": "x-unknown", "params": [1, 2]}))
+            await ws.send(json.dumps({"jsonrpc": "2.0", "method": "action",
+                                      "params": {"channel": 5, "serverSeq": None, "action": 7, "origin": 3}}))
+            await ws.send(json.dumps([1, {"id": None}]))
+            rid, method = msg.get("id"), msg.get("method")
+            if rid is None or method == "ping":
+                continue  # silent on ping
+            if n % 9 == 0:
+                await ws.close()
+                return
+            answers: dict[str, Any] = {
+                "initialize": {"protocolVersion": "0.7.0", "serverSeq": "x", "snapshots": {"a": 1}},
+                "subscribe": {"snapshot": [1, 2]},
+                "reconnect": {"type": "snapshot", "snapshots": 4},
+            }
+            if method in answers:
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, "result": answers[method]}))
+            elif n % 2:
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, "error": "nope"}))
+            else:
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, "result": "ok", "error": {"code": "x"}}))
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        box["stop"] = stop
+        box["loop"] = asyncio.get_running_loop()
+        async with serve(handler, "127.0.0.1", 0) as server:
+            box["url"] = f"ws://127.0.0.1:{next(iter(server.sockets)).getsockname()[1]}/"
+            ready.set()
+            await stop.wait()
+
+    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    try:
+        yield box["url"]
+    finally:
+        box["loop"].call_soon_threadsafe(box["stop"].set)
+        thread.join(10)
+
+
+def test_a_hostile_host_never_crashes_the_run() -> None:
+    with hostile_host() as url:
+        summary, events = _campaign(url, url=url, max_chunks=2, chunk_examples=2, request_timeout_s=1.0,
+                                    budget_s=60.0)
+    assert summary.status == "finished"
+    found = {f.invariant for f in summary.findings}
+    assert found, "a hostile host yields findings"
+    assert "INV-H01" in found or "TARGET-TIMEOUT" in found or "TARGET-CRASH" in found
