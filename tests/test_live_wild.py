@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness.engine.events import EventBus, FindingFound, Notice
+from harness.engine.events import EventBus, Notice
 from harness.engine.live import LiveConfig, run_live_campaign
 from harness.engine.live_focus import caught_by
 from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun
@@ -89,7 +89,7 @@ def test_a_host_cmd_death_is_one_finding_with_status_stderr_and_frames() -> None
 def test_the_campaign_restarts_a_dead_host_and_reports_its_death_once() -> None:
     target = LiveTarget(f"{HOST_CMD} --defect dies-on-null")
     try:
-        summary, events = _campaign(target.spec.text, url=target.url, target=target, max_chunks=3,
+        summary, _events = _campaign(target.spec.text, url=target.url, target=target, max_chunks=3,
                                     weights={"garbage": 5, "turn": 5})
     finally:
         target.close()
@@ -116,7 +116,7 @@ def test_a_host_that_keeps_dying_is_dropped_with_one_line(tmp_path: Path) -> Non
 def test_a_ws_host_that_goes_away_ends_the_run_cleanly() -> None:
     host = start_host(defects=("dies-on-null",))  # served by a thread; we only know its ws:// URL
     try:
-        summary, events = _campaign(host.url, url=host.url, max_chunks=5, weights={"garbage": 5, "turn": 1})
+        summary, _events = _campaign(host.url, url=host.url, max_chunks=5, weights={"garbage": 5, "turn": 1})
     finally:
         host.close()
     assert summary.status == "finished" and summary.stopped_because == "host gone"
@@ -190,7 +190,7 @@ def hostile_host() -> Iterator[str]:
 
 def test_a_hostile_host_never_crashes_the_run() -> None:
     with hostile_host() as url:
-        summary, events = _campaign(url, url=url, max_chunks=2, chunk_examples=2, request_timeout_s=1.0,
+        summary, _events = _campaign(url, url=url, max_chunks=2, chunk_examples=2, request_timeout_s=1.0,
                                     budget_s=60.0)
     assert summary.status == "finished"
     found = {f.invariant for f in summary.findings}
