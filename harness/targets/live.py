@@ -525,6 +525,7 @@ class WireConnection:
             for fut in self._waiting.values():
                 if not fut.done():
                     fut.set_exception(ConnectionLost(f"connection closed (code {self.close_code})"))
+                    fut.exception()  # retrieved: a waiter that timed out meanwhile must not log it
             self._waiting.clear()
 
     def _dispatch(self, msg: Any) -> None:
