@@ -195,3 +195,31 @@ def test_a_hostile_host_never_crashes_the_run() -> None:
     assert summary.status == "finished"
     found = {f.invariant for f in summary.findings}
     assert found, "a hostile host yields findings, never an internal error"
+
+
+# -- versions in the wild ------------------------------------------------------------------------------
+
+
+def test_a_host_speaking_only_unknown_versions_gets_one_clear_line() -> None:
+    from harness.engine.live_wild import HostVersionsUnknown
+
+    with start_host(versions=("0.9.0", "1.0.0")) as host, pytest.raises(HostVersionsUnknown) as e:
+        _campaign(host.url, url=host.url, max_chunks=1)
+    assert "speaks only 0.9.0, 1.0.0" in str(e.value) and "give `--spec` a checkout of that version" in str(e.value)
+
+
+def test_a_newer_profile_is_offered_and_says_what_it_cannot_know() -> None:
+    from harness.engine.live_wild import offers_for, unknown_rules
+    from harness.spec.versions import KNOWN_VERSIONS
+
+    clients = offers_for("0.9.0", DEFAULT_CLIENTS)
+    assert [c.offer[0] for c in clients] == ["0.9.0", "0.9.0", "0.9.0", "0.6.0"]
+    assert offers_for("0.7.0", DEFAULT_CLIENTS) == DEFAULT_CLIENTS
+    said = unknown_rules("0.9.0", KNOWN_VERSIONS)
+    assert said is not None and "rules of 0.8.0 are used" in said
+    assert unknown_rules("0.7.0", KNOWN_VERSIONS) is None
+    with start_host(versions=("0.9.0", "0.7.0", "0.6.0")) as host:
+        summary, events = _campaign(host.url, url=host.url, profile="0.9.0", max_chunks=1, chunk_examples=1,
+                                    max_steps=3)
+    assert summary.status == "finished"
+    assert any(isinstance(e, Notice) and "profile 0.9.0: no reducer code" in e.message for e in events)

@@ -32,6 +32,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
+from harness.spec.versions import KNOWN_VERSIONS
 from harness.targets.live import is_live_spec, parse_live_spec
 
 from .campaign import RunConfig, RunSummary
@@ -48,9 +49,16 @@ from .events import (
 )
 from .live_host import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
 from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, preflight_ops, session_ops, setup_ops
-from .live_replay import LIVE_KIND, LiveShrinker, finding_from_run, replay_live
-from .live_run import DEFAULT_CLIENTS, DEFAULT_SKIP, ClientSpec, EventLoopThread, LiveRun
-from .live_wild import TARGET_DIED
+from .live_replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
+from .live_run import (
+    DEFAULT_CLIENTS,
+    DEFAULT_SKIP,
+    ClientSpec,
+    EventLoopThread,
+    LiveFailure,
+    LiveRun,
+)
+from .live_wild import TARGET_DIED, check_versions, offers_for, unknown_rules
 
 
 @dataclass
@@ -230,8 +238,22 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         keeper = HostKeeper(cfg.url, target=cfg.target, loop=loop)
     cfg = replace(cfg, url=keeper.url)
     rec.keeper = keeper
+    version = cfg.profile.split("-")[0].split("+")[0]
+    cfg = replace(cfg, clients=offers_for(version, cfg.clients))
+    offer = list(dict.fromkeys(v for c in cfg.clients for v in c.offer))
+    try:
+        loop.run(check_versions(cfg.url, offer, KNOWN_VERSIONS, cfg.request_timeout_s), cfg.request_timeout_s * 2 + 5)
+    except LiveFailure:
+        pass  # a host that does not answer initialize: the run reports it
+    except BaseException:
+        keeper.close()
+        loop.close()
+        raise
     database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
     bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
+    cannot = unknown_rules(version, KNOWN_VERSIONS)
+    if cannot is not None:
+        bus.emit(Notice(cannot))
     chunk = 0
     try:
         while True:
@@ -346,7 +368,7 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
     reproduced = False
     if can_replay:
         url = keeper.ensure_alive() if keeper is not None else cfg.url
-        reproduced = replay_live(finding, url, loop=loop,
+        reproduced = replay_live(finding, url, loop=loop, attempts=REPLAY_ATTEMPTS,  # history-dependent hosts
                                  death=keeper.death if keeper is not None else None).reproduced
     if not reproduced:
         finding.extra["flaky"] = True

@@ -209,3 +209,88 @@ def _is_ping(m: Any) -> bool:
 def _frame_text(m: Any, limit: int = 160) -> str:
     text = m if isinstance(m, str) else json.dumps(m, separators=(",", ":"))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- versions in the wild -------------------------------------------------------------------------
+
+
+class HostVersionsUnknown(ValueError):
+    """The host speaks only versions the live clients do not offer (a usage error, exit 2)."""
+
+
+async def check_versions(url: str, offer: list[str], known: tuple[str, ...], timeout_s: float = 5.0) -> None:
+    """Before fuzzing: does the host speak a version the clients offer? A host that refuses every
+    offered version (-32005), or negotiates one nobody can model, gets one clear line
+    (`HostVersionsUnknown`). Anything else (silence, garbage, a dropped socket) is left to the run,
+    which reports it as findings."""
+    conn = WireConnection(0, _Discard(), lambda *_: None)
+    try:
+        await conn.open(url, timeout_s)
+    except ConnectionLost:
+        return
+    params = {"channel": ROOT, "protocolVersions": offer, "clientId": "ahp-fuzz-version-check",
+              "clientInfo": {"name": "ahp-fuzz", "version": "0.1.0"}}
+    try:
+        result = await conn.request("initialize", params, timeout_s)
+    except RpcError as e:
+        if e.code != -32005:
+            return
+        data = e.data if isinstance(e.data, dict) else {}
+        speaks = data.get("supportedVersions")
+        said = ", ".join(map(str, speaks)) if isinstance(speaks, list) and speaks else "versions it does not name"
+        raise HostVersionsUnknown(
+            f"the host speaks only {said} (it refused {', '.join(offer)} with -32005); ahp-fuzz has "
+            f"profiles for {', '.join(known)}: give `--spec` a checkout of that version (its version becomes "
+            "the live clients' first offer)") from None
+    except (ConnectionLost, TimeoutError):
+        return
+    finally:
+        await conn.close()
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    if isinstance(version, str) and version not in offer and version not in known:
+        raise HostVersionsUnknown(
+            f"the host negotiated {version}, which was not offered ({', '.join(offer)}) and which ahp-fuzz has no "
+            f"profile for ({', '.join(known)}): give `--spec` a checkout of that version")
+
+
+class _Discard:
+    """A transcript that keeps nothing (the version check is not part of any run)."""
+
+    seen = 0
+
+    def add(self, conn: int, direction: str, msg: Any) -> None:
+        pass
+
+
+def offers_for(version: str, clients: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The live clients for a run whose profile is `version`: a version newer than 0.7.0 (a newer
+    `--spec` checkout or `--profile`) becomes the first offer of every client that offers 0.7.0."""
+    from dataclasses import replace
+
+    from harness.spec.versions import parse_version
+
+    try:
+        v = parse_version(version)
+    except ValueError:
+        return clients
+    if v <= (0, 7, 0):
+        return clients
+    return tuple(replace(c, offer=(version, *c.offer)) if "0.7.0" in c.offer and version not in c.offer else c
+                 for c in clients)
+
+
+def unknown_rules(version: str, known: tuple[str, ...]) -> str | None:
+    """What the reference model cannot know about `version` when it is newer than every version
+    the harness models (None: a modelled version)."""
+    from harness.spec.versions import parse_version
+
+    try:
+        v = parse_version(version)
+    except ValueError:
+        return None
+    newest = max(known, key=parse_version)
+    if v <= parse_version(newest):
+        return None
+    return (f"profile {version}: no reducer code for it — the rules of {newest} are used; action types "
+            f"introduced after {newest} are unknown to the reference model (their envelopes leave the "
+            "state unchanged in the clients' folds, so a fold mismatch on them is not conclusive)")
