@@ -223,3 +223,20 @@ def test_a_newer_profile_is_offered_and_says_what_it_cannot_know() -> None:
                                     max_steps=3)
     assert summary.status == "finished"
     assert any(isinstance(e, Notice) and "profile 0.9.0: no reducer code" in e.message for e in events)
+
+
+def test_a_harness_failure_still_finishes_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our own bug (here: a live check that raises) is exit 3, with report.json `error` and junit.xml."""
+    from harness.cli import main
+    from harness.engine import live_run
+
+    def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(live_run, "check_live", broken)
+    out = tmp_path / "run"
+    code = main(["run", "--target", "host:embedded", "--budget", "20s", "--seed", "1", "--quiet", "--out", str(out)])
+    assert code == 3
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "error" and "a bug of ours" in report["error"]
+    assert (out / "junit.xml").is_file()
