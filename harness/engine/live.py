@@ -366,8 +366,13 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
     finding.extra["shrink"] = {"stepsFound": len(found.steps), "stepsShrunk": len(finding.steps),
                                "replays": shrinker.attempts}
     reproduced = False
-    if can_replay:
-        url = keeper.ensure_alive() if keeper is not None else cfg.url
+    url: str | None = cfg.url
+    if can_replay and keeper is not None:
+        try:
+            url = keeper.ensure_alive()
+        except Exception:  # the host cannot be restarted: the finding stands unconfirmed
+            can_replay = False
+    if can_replay and url is not None:
         reproduced = replay_live(finding, url, loop=loop, attempts=REPLAY_ATTEMPTS,  # history-dependent hosts
                                  death=keeper.death if keeper is not None else None).reproduced
     if not reproduced:

@@ -518,6 +518,7 @@ class LiveRun:
         """Run one op, wait for quiescence, run the live checks; return what they found."""
         self.ops.append(op)
         self.steps += 1
+        dead_before = sum(c.dead for c in self.clients.values())
         try:
             found = self.call(self._op_and_check(op, check))
         except LiveFailure as f:
@@ -525,13 +526,14 @@ class LiveRun:
         finally:
             if check:
                 self.obs.since_wire = len(self.obs.wire_probes)
-        return self._died(False) or found
+        # a connection lost in this op (a probe's, say) may be the host's death: look closer
+        return self._died(sum(c.dead for c in self.clients.values()) > dead_before) or found
 
     def _died(self, lost: bool) -> list[Violation]:
         """The host's death, once, as the finding of this op (else [])."""
         if self.death is None or self.host_dead is not None:
             return []
-        why = self.death(lost or any(c.dead for c in self.clients.values()))
+        why = self.death(lost)
         if why is None:
             return []
         self.host_dead = why
