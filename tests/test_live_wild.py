@@ -240,3 +240,16 @@ def test_a_harness_failure_still_finishes_the_report(tmp_path: Path, monkeypatch
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "error" and "a bug of ours" in report["error"]
     assert (out / "junit.xml").is_file()
+
+
+def test_a_newer_checkouts_schema_names_the_action_types_the_model_does_not_know() -> None:
+    from harness.engine.live_wild import new_action_types, unknown_rules
+    from harness.spec.versions import KNOWN_VERSIONS
+
+    def action(t: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {"type": {"const": t}}}
+
+    schema = {"$defs": {"A": action("chat/turnStarted"), "B": action("canvas/opened"), "C": action("agent")}}
+    assert new_action_types(schema) == ["canvas/opened"]
+    said = unknown_rules("0.10.0", KNOWN_VERSIONS, schema)
+    assert said is not None and "1 action type(s) the model does not know: canvas/opened" in said

@@ -251,7 +251,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         raise
     database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
     bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
-    cannot = unknown_rules(version, KNOWN_VERSIONS)
+    cannot = unknown_rules(version, KNOWN_VERSIONS, _actions_schema())
     if cannot is not None:
         bus.emit(Notice(cannot))
     chunk = 0
@@ -322,6 +322,17 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
                          summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed,
                                                    **_host_extra(keeper)}))
     return summary
+
+
+def _actions_schema() -> dict[str, Any] | None:
+    """The actions schema of the spec checkout in use (`--spec` / AHP_SPEC_DIR), if any."""
+    from harness.spec.specdir import SpecDir, SpecDirError
+
+    try:
+        spec = SpecDir.from_env()
+        return spec.schemas.get("actions") if spec is not None and spec.has_schemas() else None
+    except (SpecDirError, OSError, ValueError):
+        return None
 
 
 class HostDown(Exception):

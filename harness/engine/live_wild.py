@@ -279,9 +279,10 @@ def offers_for(version: str, clients: tuple[Any, ...]) -> tuple[Any, ...]:
                  for c in clients)
 
 
-def unknown_rules(version: str, known: tuple[str, ...]) -> str | None:
+def unknown_rules(version: str, known: tuple[str, ...], schema: dict[str, Any] | None = None) -> str | None:
     """What the reference model cannot know about `version` when it is newer than every version
-    the harness models (None: a modelled version)."""
+    the harness models (None: a modelled version). `schema`: the checkout's actions schema (from
+    `--spec`), whose action types the harness does not know are named."""
     from harness.spec.versions import parse_version
 
     try:
@@ -291,6 +292,32 @@ def unknown_rules(version: str, known: tuple[str, ...]) -> str | None:
     newest = max(known, key=parse_version)
     if v <= parse_version(newest):
         return None
+    new = new_action_types(schema) if schema is not None else []
+    named = (f"; the checkout's schema names {len(new)} action type(s) the model does not know: "
+             f"{', '.join(new[:12])}{' …' if len(new) > 12 else ''}") if new else ""
     return (f"profile {version}: no reducer code for it — the rules of {newest} are used; action types "
             f"introduced after {newest} are unknown to the reference model (their envelopes leave the "
-            "state unchanged in the clients' folds, so a fold mismatch on them is not conclusive)")
+            f"state unchanged in the clients' folds, so a fold mismatch on them is not conclusive){named}")
+
+
+def new_action_types(schema: dict[str, Any]) -> list[str]:
+    """Action types (`family/name` consts of a `type` property) in a spec's actions schema that the
+    harness's version registry does not know."""
+    from harness.spec.versions import action_types
+
+    found: set[str] = set()
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            props = v.get("properties")
+            t = props.get("type") if isinstance(props, dict) else None
+            if isinstance(t, dict) and isinstance(t.get("const"), str) and "/" in t["const"]:
+                found.add(t["const"])
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(schema)
+    return sorted(found - set(action_types()))
