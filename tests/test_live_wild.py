@@ -253,3 +253,15 @@ def test_a_newer_checkouts_schema_names_the_action_types_the_model_does_not_know
     assert new_action_types(schema) == ["canvas/opened"]
     said = unknown_rules("0.10.0", KNOWN_VERSIONS, schema)
     assert said is not None and "1 action type(s) the model does not know: canvas/opened" in said
+
+
+def test_a_host_silent_on_ping_is_h01_and_quiesced_by_a_drain() -> None:
+    with hostile_host() as url:
+        run = LiveRun(url, request_timeout_s=1.0)
+        found = run.apply(DEFAULT_CLIENTS[0].op(0))
+        h01 = [v for v in found if v.invariant == "INV-H01"]
+        assert h01 and "timed drain" in h01[0].message and run.ping_silent
+        run.apply({"op": "subscribe", "client": 0, "channel": "ahp-root://"})  # goes on, no exception
+        assert not [v for v in run.apply({"op": "subscribe", "client": 0, "channel": "ahp-root://"})
+                    if v.invariant == "INV-H01"]  # reported once
+        run.close()
