@@ -32,8 +32,9 @@ HOST_CMD = f"host-cmd:{sys.executable} -m harness.cli host --port 0"
 
 def _campaign(target_spec: str, url: str | None = None, target: Any = None, **kw: Any) -> tuple[Any, list[Any]]:
     events: list[Any] = []
-    cfg = LiveConfig(url=url, target_spec=target_spec, seed=1, token_salt="wild", shrink_budget_s=1.0,
-                     **{"budget_s": 90.0, "max_chunks": 3, "chunk_examples": 3, **kw}, target=target)
+    cfg = LiveConfig(url=url, target_spec=target_spec, seed=1, token_salt="wild",
+                     **{"budget_s": 90.0, "max_chunks": 3, "chunk_examples": 3, "shrink_budget_s": 1.0, **kw},
+                     target=target)
     summary = run_live_campaign(cfg, EventBus(events.append))
     return summary, events
 
@@ -190,8 +191,8 @@ def hostile_host() -> Iterator[str]:
 
 def test_a_hostile_host_never_crashes_the_run() -> None:
     with hostile_host() as url:
-        summary, _events = _campaign(url, url=url, max_chunks=2, chunk_examples=2, request_timeout_s=1.0,
-                                    budget_s=60.0)
+        summary, _events = _campaign(url, url=url, max_chunks=2, chunk_examples=1, max_steps=8,
+                                     request_timeout_s=0.5, shrink_budget_s=0.5, budget_s=60.0)
     assert summary.status == "finished"
     found = {f.invariant for f in summary.findings}
     assert found, "a hostile host yields findings, never an internal error"

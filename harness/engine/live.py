@@ -372,7 +372,7 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
     budget = cfg.shrink_budget_s if left is None else max(0.0, min(cfg.shrink_budget_s, left - 1.0))
     keeper = rec.keeper
     can_replay = keeper is None or not keeper.dead or keeper.can_restart  # a gone ws:// host cannot
-    shrinker = LiveShrinker(cfg.url, loop=loop, budget_s=budget, keeper=keeper)
+    shrinker = LiveShrinker(cfg.url, loop=loop, budget_s=budget, keeper=keeper, request_timeout_s=cfg.request_timeout_s)
     finding = shrinker.shrink(found) if budget > 0 and can_replay else found
     finding.extra["shrink"] = {"stepsFound": len(found.steps), "stepsShrunk": len(finding.steps),
                                "replays": shrinker.attempts}
@@ -385,6 +385,7 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
             can_replay = False
     if can_replay and url is not None:
         reproduced = replay_live(finding, url, loop=loop, attempts=REPLAY_ATTEMPTS,  # history-dependent hosts
+                                 request_timeout_s=cfg.request_timeout_s,
                                  death=keeper.death if keeper is not None else None).reproduced
     if not reproduced:
         finding.extra["flaky"] = True

@@ -129,8 +129,9 @@ class LiveShrinker:
     """ddmin over a live finding's ops (each candidate is a replay against the host), bounded."""
 
     def __init__(self, url: str, *, loop: EventLoopThread | None = None, budget_s: float = 10.0,
-                 max_attempts: int = 200, keeper: Any = None) -> None:
+                 max_attempts: int = 200, keeper: Any = None, request_timeout_s: float = 5.0) -> None:
         self.url = url
+        self.request_timeout_s = request_timeout_s
         #: The host's keeper (`live_host.HostKeeper`): each candidate runs against a living host
         #: (one the previous candidate killed is restarted first), so a death finding shrinks.
         self.keeper = keeper
@@ -151,7 +152,7 @@ class LiveShrinker:
             except Exception:  # gone for good (a ws:// host) or cannot be restarted: stop shrinking
                 self._deadline = 0.0
                 return None
-        result = replay_live(f, self.url, loop=self.loop,
+        result = replay_live(f, self.url, loop=self.loop, request_timeout_s=self.request_timeout_s,
                              death=self.keeper.death if self.keeper is not None else None)
         return result if result.reproduced else None
 
