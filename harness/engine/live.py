@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -31,14 +32,33 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
-from harness.targets.live import is_live_spec, parse_live_spec, serve_embedded_in_loop
+from harness.spec.versions import KNOWN_VERSIONS
+from harness.targets.live import is_live_spec, parse_live_spec
 
 from .campaign import RunConfig, RunSummary
 from .control import RunControl
-from .events import EventBus, FindingFound, KnownSeen, Progress, RunFinished, RunStarted, Shrinking
-from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, session_ops, setup_ops
-from .live_replay import LIVE_KIND, LiveShrinker, finding_from_run, replay_live
-from .live_run import DEFAULT_CLIENTS, DEFAULT_SKIP, ClientSpec, EventLoopThread, LiveRun
+from .events import (
+    EventBus,
+    FindingFound,
+    KnownSeen,
+    Notice,
+    Progress,
+    RunFinished,
+    RunStarted,
+    Shrinking,
+)
+from .live_host import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
+from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, preflight_ops, session_ops, setup_ops
+from .live_replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
+from .live_run import (
+    DEFAULT_CLIENTS,
+    DEFAULT_SKIP,
+    ClientSpec,
+    EventLoopThread,
+    LiveFailure,
+    LiveRun,
+)
+from .live_wild import TARGET_DIED, check_versions, offers_for, unknown_rules
 
 
 @dataclass
@@ -77,6 +97,12 @@ class LiveConfig:
     #: For `host:embedded…`: serve a host of the same spelling (defects, options) on the campaign's
     #: own event loop and fuzz that one (host and clients in one thread); False: fuzz `url`.
     host_in_loop: bool = True
+    #: The `LiveTarget` that started the host (host-cmd:, ws://): how the campaign learns that
+    #: it died and starts a fresh one (`live_host.HostKeeper`). None: only `url` is known.
+    target: Any = None
+    #: Run every handshake probe and bare JSON value once per campaign, at the start of the
+    #: first examples (`live_ops.preflight_ops`); False: only as drawn by the scenarios.
+    preflight: bool = True
 
 
 class LiveFindingFailure(AssertionError):
@@ -98,6 +124,10 @@ class LiveRecorder:
     failure: LiveFindingFailure | None = None
     made: int = 0  # machine runs started (tokens are numbered by it)
     salt: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: The host's keeper (death hook, restarts); None in a machine built without a campaign.
+    keeper: HostKeeper | None = None
+    #: Preflight ops already sent in this campaign (each once).
+    preflown: set[str] = field(default_factory=set)
 
 
 def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
@@ -115,13 +145,16 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
             rec.made += 1
             token = hashlib.sha256(f"{salt}:{cfg.seed}:{rec.made}".encode()).hexdigest()[:8]
             self.run = LiveRun(cfg.url, loop=loop, token=token, request_timeout_s=cfg.request_timeout_s,
-                               snapshot_every=cfg.snapshot_every, skip=cfg.skip)
+                               snapshot_every=cfg.snapshot_every, skip=cfg.skip,
+                               death=rec.keeper.death if rec.keeper is not None else None)
 
         def _do(self, ops: list[dict[str, Any]]) -> None:
             for op in ops:
                 control.check()
                 found = self.run.apply(op)
                 rec.steps += 1
+                if self.run.host_dead is not None and TARGET_DIED in rec.suppressed:
+                    raise HostDown(self.run.host_dead)  # dead again: end the example, no finding
                 for v in found:
                     if v.severity == "known":
                         rec.on_known(v)
@@ -135,6 +168,12 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
         def start(self, data: st.DataObject) -> None:
             rec.examples += 1
             self._do(setup_ops(cfg.clients))
+            # not in Hypothesis's re-run of a failing example (its findings are not recorded)
+            for op in preflight_ops() if cfg.preflight and rec.failure is None else []:
+                key = json.dumps(op, sort_keys=True)
+                if key not in rec.preflown:
+                    rec.preflown.add(key)  # before it runs: a finding ends the example
+                    self._do([op])
             for i in range(cfg.sessions):
                 self._do(session_ops(data, self.run, i + 1))
 
@@ -162,7 +201,7 @@ def live_config_from(config: RunConfig) -> LiveConfig:
         budget_s=config.budget_s, max_chunks=config.max_chunks,
         chunk_examples=min(config.chunk_examples, 10), max_steps=config.max_steps,
         max_findings=config.max_findings, shrink_budget_s=config.shrink_budget_s,
-        database=config.database, control=config.control,
+        database=config.database, control=config.control, target=config.target,
     )
 
 
@@ -190,15 +229,31 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
 
     rec = LiveRecorder(on_known=on_known)
     loop = EventLoopThread(threaded=cfg.threaded_loop, shield=control.shielded)
-    host_close = None
     spec = parse_live_spec(cfg.target_spec) if is_live_spec(cfg.target_spec) else None
     if spec is not None and spec.kind == "embedded" and (cfg.host_in_loop or cfg.url is None):
-        url, host_close = loop.run(serve_embedded_in_loop(spec), 20.0)
-        cfg = replace(cfg, url=url)
+        keeper = HostKeeper(None, loop=loop, embedded=spec)  # served on this loop
     elif cfg.url is None:
         raise ValueError(f"{cfg.target_spec!r}: a live campaign needs a host URL")
+    else:
+        keeper = HostKeeper(cfg.url, target=cfg.target, loop=loop)
+    cfg = replace(cfg, url=keeper.url)
+    rec.keeper = keeper
+    version = cfg.profile.split("-")[0].split("+")[0]
+    cfg = replace(cfg, clients=offers_for(version, cfg.clients))
+    offer = list(dict.fromkeys(v for c in cfg.clients for v in c.offer))
+    try:
+        loop.run(check_versions(cfg.url, offer, KNOWN_VERSIONS, cfg.request_timeout_s), cfg.request_timeout_s * 2 + 5)
+    except LiveFailure:
+        pass  # a host that does not answer initialize: the run reports it
+    except BaseException:
+        keeper.close()
+        loop.close()
+        raise
     database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
     bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
+    cannot = unknown_rules(version, KNOWN_VERSIONS, _actions_schema())
+    if cannot is not None:
+        bus.emit(Notice(cannot))
     chunk = 0
     try:
         while True:
@@ -214,6 +269,11 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             if any(f.invariant in cfg.stop_on for f in summary.findings):
                 summary.stopped_because = "wanted finding"
                 break
+            stop = _host_for_next_chunk(keeper, bus, rec.steps)
+            if stop is not None:
+                summary.stopped_because = stop
+                break
+            cfg = replace(cfg, url=keeper.url)
             machine = build_live_machine(cfg, rec, loop, control)
             run_settings = settings(
                 max_examples=cfg.chunk_examples, stateful_step_count=cfg.max_steps, deadline=None,
@@ -228,8 +288,9 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             except RunStopped:
                 raise
             except BaseException:
-                if rec.failure is None:
+                if rec.failure is None and not keeper.dead:
                     raise
+            keeper.after_chunk(rec.steps)
             if rec.failure is not None:
                 _record_finding(rec.failure, cfg, chunk, loop, control, bus, summary, rec)
             chunk += 1
@@ -240,18 +301,66 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     except RunStopped as e:
         summary.stopped_because = e.reason
         summary.status = "interrupted" if e.interrupted else "finished"
+    except BaseException as e:  # a bug of the harness: still leave a finished report behind
+        summary.status = "error"
+        summary.elapsed_s = control.elapsed()
+        summary.examples, summary.steps = rec.examples, rec.steps
+        with contextlib.suppress(Exception):
+            bus.emit(RunFinished(summary.elapsed_s, summary.examples, summary.steps, summary.findings,
+                                 dict(summary.known_counts), {}, "error", {"chunks": summary.chunks, "seed": cfg.seed,
+                                                                             **_host_extra(keeper)},
+                                 status="error", error=f"{type(e).__name__}: {e}"))
+        raise
     finally:
-        if host_close is not None:
-            with contextlib.suppress(Exception):
-                loop.run(host_close(), 10.0)
+        keeper.close()
         loop.close()
     summary.elapsed_s = control.elapsed()
     summary.examples, summary.steps = rec.examples, rec.steps
     bus.emit(RunFinished(summary.elapsed_s, summary.examples, summary.steps, summary.findings,
                          dict(summary.known_counts), {f"scenario {k}": {"sent": n, "changed": 0}
                                                       for k, n in sorted(rec.scenarios.items())},
-                         summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed}))
+                         summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed,
+                                                   **_host_extra(keeper)}))
     return summary
+
+
+def _actions_schema() -> dict[str, Any] | None:
+    """The actions schema of the spec checkout in use (`--spec` / AHP_SPEC_DIR), if any."""
+    from harness.spec.specdir import SpecDir, SpecDirError
+
+    try:
+        spec = SpecDir.from_env()
+        return spec.schemas.get("actions") if spec is not None and spec.has_schemas() else None
+    except (SpecDirError, OSError, ValueError):
+        return None
+
+
+class HostDown(Exception):
+    """The host died again (its death is already a finding): the example ends here."""
+
+
+def _host_extra(keeper: HostKeeper) -> dict[str, Any]:
+    return {"host": {"deaths": keeper.deaths, "restarts": keeper.restarts}} if keeper.deaths else {}
+
+
+def _host_for_next_chunk(keeper: HostKeeper, bus: EventBus, steps: int) -> str | None:
+    """Restart a dead host for the next chunk; why the campaign stops instead (None: go on)."""
+    if not keeper.dead:
+        return None
+    if keeper.in_a_row >= MAX_DEATHS_IN_A_ROW:
+        bus.emit(Notice(f"the host died {keeper.in_a_row} times in a row, each within {QUICK_DEATH_STEPS} ops "
+                        f"of a restart ({keeper.restarts} restarts): dropped — {keeper.death()}"))
+        return "host keeps dying"
+    try:
+        keeper.ensure_alive()
+        keeper.steps_at_start = steps
+    except HostGone as e:
+        bus.emit(Notice(f"the host is gone and cannot be restarted: {e}"))
+        return "host gone"
+    except Exception as e:  # a restart that fails (the command no longer starts) ends the run
+        bus.emit(Notice(f"the host died and could not be restarted: {e}"))
+        return "host gone"
+    return None
 
 
 def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, loop: EventLoopThread,
@@ -261,11 +370,23 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
     bus.emit(Shrinking(found.invariant, LIVE_KIND, len(found.steps)))
     left = control.time_left()
     budget = cfg.shrink_budget_s if left is None else max(0.0, min(cfg.shrink_budget_s, left - 1.0))
-    shrinker = LiveShrinker(cfg.url, loop=loop, budget_s=budget)
-    finding = shrinker.shrink(found) if budget > 0 else found
+    keeper = rec.keeper
+    can_replay = keeper is None or not keeper.dead or keeper.can_restart  # a gone ws:// host cannot
+    shrinker = LiveShrinker(cfg.url, loop=loop, budget_s=budget, keeper=keeper, request_timeout_s=cfg.request_timeout_s)
+    finding = shrinker.shrink(found) if budget > 0 and can_replay else found
     finding.extra["shrink"] = {"stepsFound": len(found.steps), "stepsShrunk": len(finding.steps),
                                "replays": shrinker.attempts}
-    reproduced = replay_live(finding, cfg.url, loop=loop).reproduced
+    reproduced = False
+    url: str | None = cfg.url
+    if can_replay and keeper is not None:
+        try:
+            url = keeper.ensure_alive()
+        except Exception:  # the host cannot be restarted: the finding stands unconfirmed
+            can_replay = False
+    if can_replay and url is not None:
+        reproduced = replay_live(finding, url, loop=loop, attempts=REPLAY_ATTEMPTS,  # history-dependent hosts
+                                 request_timeout_s=cfg.request_timeout_s,
+                                 death=keeper.death if keeper is not None else None).reproduced
     if not reproduced:
         finding.extra["flaky"] = True
     rec.suppressed.add(finding.invariant)

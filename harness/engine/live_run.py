@@ -52,6 +52,8 @@ from harness.reference import MalformedAction, Model, Profile
 from harness.spec.versions import introduced_in, is_client_dispatchable, parse_version
 from harness.targets.live import ROOT, ConnectionLost, RpcError, Transcript, WireConnection
 
+from .live_wild import death_violation, handshake, note_delivery, ping, quiesce
+
 T = TypeVar("T")
 JSON = Any
 State = dict[str, Any]
@@ -185,6 +187,7 @@ class SimClient:
     def on_notification(self, conn_id: int, method: str, params: dict[str, Any]) -> None:
         if self.conn is None or conn_id != self.conn.conn_id or method != "action":
             return
+        note_delivery(self.run, self, params)
         env = Envelope.from_params(params)
         self.view.envelopes.append(env)
         self._apply(env)
@@ -207,6 +210,10 @@ class SimClient:
         try:
             new = self.model.reduce(kind, v.confirmed[ch], env.action, 0)
         except MalformedAction:
+            new = v.confirmed[ch]
+        except Exception:  # a shape the reducers never meet (a host in the wild): not applied
+            if isinstance(env.action, dict) and isinstance(v.confirmed[ch], dict):
+                raise  # a real action the reference model chokes on: a harness bug, reported
             new = v.confirmed[ch]
         v.confirmed[ch] = new
         v.history.setdefault(ch, []).append((env.seq, new))
@@ -260,7 +267,8 @@ class SimClient:
             self.model = Model(Profile.for_version(version)) if isinstance(version, str) else None
         except ValueError:
             self.model = None
-        for snap in (res.get("snapshots") or []) if isinstance(res, dict) else []:
+        snaps = res.get("snapshots") if isinstance(res, dict) else None
+        for snap in snaps if isinstance(snaps, list) else []:
             self.take_snapshot(snap)
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
@@ -309,8 +317,10 @@ class SimClient:
             raise LiveFailure(TARGET_CRASH, f"client {self.view.index}: dispatchAction: {e}") from None
         return d
 
-    async def ping(self) -> None:
-        await self.request("ping", {"channel": ROOT})
+    async def ping(self) -> bool:
+        """A barrier on this connection: True when the host answered (a refusal is recorded as an
+        INV-H01 probe and makes the run quiesce by a timed drain instead)."""
+        return await ping(self)
 
 
 class LiveRun:
@@ -318,8 +328,16 @@ class LiveRun:
 
     def __init__(self, url: str, *, loop: EventLoopThread | None = None, token: str | None = None,
                  request_timeout_s: float = 5.0, drain_s: float = 0.25, snapshot_every: int = 1,
-                 full_every: int = 10, skip: frozenset[str] = DEFAULT_SKIP) -> None:
+                 full_every: int = 10, skip: frozenset[str] = DEFAULT_SKIP,
+                 death: Callable[[bool], str | None] | None = None) -> None:
         self.url = url
+        #: Asks whether the host died (`lost`: a connection broke in the op): why, or None.
+        #: Given by whoever knows the host (a `host-cmd:` process, the embedded host, a URL).
+        self.death = death
+        self.host_dead: str | None = None
+        self.ping_refused = False  # ping was not answered with null once (an INV-H01 probe)
+        self.ping_silent = False  # ping got no answer: quiesce by a timed drain
+        self.probe_no = 0
         self.token = token or uuid.uuid4().hex[:8]
         self.loop = loop or EventLoopThread()
         self._own_loop = loop is None
@@ -336,7 +354,7 @@ class LiveRun:
         self.clients: dict[int, SimClient] = {}
         self.observers: dict[str, SimClient] = {}
         self.kinds: dict[str, str] = {ROOT: "root"}
-        self.obs = LiveObservation([], kinds=self.kinds)
+        self.obs = LiveObservation([], kinds=self.kinds, reduce=_reducer())
         self.ops: list[dict[str, Any]] = []
         self.steps = 0
         self._conn_no = 0
@@ -500,10 +518,26 @@ class LiveRun:
         """Run one op, wait for quiescence, run the live checks; return what they found."""
         self.ops.append(op)
         self.steps += 1
+        dead_before = sum(c.dead for c in self.clients.values())
         try:
-            return self.call(self._op_and_check(op, check))
+            found = self.call(self._op_and_check(op, check))
         except LiveFailure as f:
-            return [f.violation]
+            return self._died(True) or [f.violation]
+        finally:
+            if check:
+                self.obs.since_wire = len(self.obs.wire_probes)
+        # a connection lost in this op (a probe's, say) may be the host's death: look closer
+        return self._died(sum(c.dead for c in self.clients.values()) > dead_before) or found
+
+    def _died(self, lost: bool) -> list[Violation]:
+        """The host's death, once, as the finding of this op (else [])."""
+        if self.death is None or self.host_dead is not None:
+            return []
+        why = self.death(lost)
+        if why is None:
+            return []
+        self.host_dead = why
+        return [death_violation(self, why)]
 
     async def _op_and_check(self, op: dict[str, Any], check: bool) -> list[Violation]:
         try:
@@ -529,6 +563,9 @@ class LiveRun:
             return
         if name == "connect":
             await self._connect(i, op)
+            return
+        if name == "handshake":
+            await handshake(self, op)
             return
         c = self.client(i)
         if c is None:
@@ -612,11 +649,14 @@ class LiveRun:
                     await c.subscribe(ch)
             return
         if isinstance(r.result, dict) and r.result.get("type") == "snapshot":
-            for snap in r.result.get("snapshots") or []:
+            snaps = r.result.get("snapshots")
+            for snap in snaps if isinstance(snaps, list) else []:
                 c.take_snapshot(snap)
         elif isinstance(r.result, dict):
-            for gone in r.result.get("missing") or []:
-                v.subscribed.discard(gone)
+            gone = r.result.get("missing")
+            for uri in gone if isinstance(gone, list) else []:
+                if isinstance(uri, str):
+                    v.subscribed.discard(uri)
 
     async def _garbage(self, c: SimClient, frame: str) -> None:
         assert c.conn is not None
@@ -626,6 +666,8 @@ class LiveRun:
         try:
             await c.conn.send_raw(frame)
             await c.conn.request("ping", {"channel": ROOT}, self.request_timeout_s)
+        except RpcError:
+            pass  # answered (a host that refuses ping is INV-H01's): the connection is alive
         except (ConnectionLost, TimeoutError) as e:
             p.alive, p.detail = False, f"({e})"
             c.dead = True
@@ -635,7 +677,7 @@ class LiveRun:
     # -- quiescence and checks --------------------------------------------------------------
 
     async def _barrier(self) -> None:
-        await asyncio.gather(*(c.ping() for c in self.ready_clients()))
+        await quiesce(self)  # pings, or a timed drain for a host that refuses them
 
     async def _settle_and_check(self) -> list[Violation]:
         await self._barrier()
@@ -756,6 +798,29 @@ class LiveRun:
             self.loop.run(shut(), 10.0)
         if self._own_loop:
             self.loop.close()
+
+
+def _reducer() -> Callable[[str, str, State, Any], State]:
+    """`LiveObservation.reduce`: the reference reducers of a version, models made on first use."""
+    models: dict[str, Model] = {}
+
+    def reduce(version: str, kind: str, state: State, action: Any) -> State:
+        model = models.get(version)
+        if model is None:
+            try:
+                model = models[version] = Model(Profile.for_version(version))
+            except ValueError:
+                return state
+        try:
+            return model.reduce(kind, state, action, 0)
+        except MalformedAction:
+            return state
+        except Exception:
+            if isinstance(action, dict):
+                raise
+            return state
+
+    return reduce
 
 
 def _tool_status(state: State, action: dict[str, Any]) -> str | None:
