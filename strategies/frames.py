@@ -50,6 +50,8 @@ class Expect:
     kind: ExpectKind
     code: int | None = None
     req_id: Any = None
+    #: Other error codes WIRE.md accepts for the same frame (e.g. deep nesting: -32700 or -32600).
+    alt: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +62,14 @@ class FrameCase:
     """
 
     kind: str
-    frames: tuple[str | bytes, ...]
+    frames: tuple[Frame, ...]
     expect: tuple[Expect, ...]
     fresh: bool = False
+
+
+#: One WebSocket message: a text frame, a binary frame, or a text message sent fragmented (the
+#: tuple's parts as continuation frames: a host must reassemble them into one message).
+Frame = str | bytes | tuple[str, ...]
 
 
 def _rpc(req_id: Any, method: Any, params: Any = None, *, jsonrpc: Any = "2.0") -> str:
@@ -211,6 +218,57 @@ def before_initialize(draw: st.DrawFn) -> FrameCase:
     return FrameCase("before-initialize", (_rpc(req_id, method, {"channel": ROOT}),), (Expect("error", -32601, req_id),), fresh=True)
 
 
+@st.composite
+def bare_value(draw: st.DrawFn) -> FrameCase:
+    """A bare JSON value — `null` above all (hosts in the wild die on it, issue 16), numbers,
+    strings, booleans, an empty array: -32600 with id null (an array: or silence)."""
+    text = draw(st.sampled_from(["null", "0", "-1", "42", "1.5", '"x"', '""', "true", "false", "[]", "{}"]))
+    want = Expect("error-or-silence", -32600, None) if text == "[]" else Expect("error", -32600, None)
+    if text == "{}":  # an object, but no jsonrpc/method: Invalid Request too
+        want = Expect("error", -32600, None)
+    return FrameCase("bare-value", (text,), (want,))
+
+
+@st.composite
+def deep_nesting(draw: st.DrawFn, max_message_bytes: int = 64 * 1024) -> FrameCase:
+    """Arrays or objects nested far deeper than any AHP message (within the host's size limit): a
+    parse error (a host's decoder refuses it, -32700) or an Invalid Request (-32600); never a crash."""
+    fits = [d for d in (64, 1_000, 10_000, 100_000) if 6 * d + 100 <= max_message_bytes] or [8]
+    depth = draw(st.sampled_from(fits))
+    inner = draw(st.sampled_from(["array", "object", "params"]))
+    if inner == "array":
+        text = "[" * depth + "]" * depth
+    elif inner == "object":
+        text = '{"a":' * depth + "1" + "}" * depth
+    else:
+        text = '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"channel":"ahp-root://","x":' + "[" * depth + "]" * depth + "}}"
+        return FrameCase("deep-nesting", (text,), (Expect("result", None, 1, alt=(-32700, -32600)),))
+    return FrameCase("deep-nesting", (text,), (Expect("error", -32700, None, alt=(-32600,)),))
+
+
+@st.composite
+def huge_number(draw: st.DrawFn) -> FrameCase:
+    """Integers beyond 2^53 and 2^64 (ids; WIRE.md §2: serverSeq may exceed 2^31) and a number
+    too large for a double in params: answered as any request (the id echoed exactly)."""
+    digits = draw(st.integers(17, 400))
+    req_id = 10**digits + draw(st.integers(0, 9))
+    if draw(st.booleans()):
+        frame = _rpc(req_id, "ping", {"channel": ROOT})
+        return FrameCase("huge-number", (frame,), (Expect("result", None, req_id, alt=(-32600,)),))
+    frame = '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"channel":"ahp-root://","n":1e' + str(digits * 10) + "}}"
+    return FrameCase("huge-number", (frame,), (Expect("result", None, 7, alt=(-32700, -32600)),))
+
+
+@st.composite
+def fragmented(draw: st.DrawFn) -> FrameCase:
+    """A valid request sent as a fragmented WebSocket message: reassembled and answered."""
+    req_id = draw(ids)
+    text = _rpc(req_id, "ping", {"channel": ROOT})
+    cuts = sorted(set(draw(st.lists(st.integers(1, len(text) - 1), min_size=1, max_size=6))))
+    parts = tuple(text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True))
+    return FrameCase("fragmented", (parts,), (Expect("result", None, req_id),))
+
+
 def oversize(max_message_bytes: int) -> st.SearchStrategy[FrameCase]:
     def build(extra: int, valid: bool) -> FrameCase:
         size = max_message_bytes + extra
@@ -238,6 +296,10 @@ def frame_cases(max_message_bytes: int = 64 * 1024) -> st.SearchStrategy[FrameCa
         (id_reuse(), 1),
         (before_initialize(), 1),
         (oversize(max_message_bytes), 1),
+        (bare_value(), 2),
+        (deep_nesting(max_message_bytes), 1),
+        (huge_number(), 1),
+        (fragmented(), 1),
     ]
     pool = [s for s, w in weighted for _ in range(w)]
     return st.sampled_from(range(len(pool))).flatmap(lambda i: pool[i])

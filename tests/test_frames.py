@@ -121,3 +121,40 @@ def test_driver_catches_wrong_answers_and_corrupted_sessions() -> None:
         report = run_frames(h.url, [wrong, corrupt])
     assert [f.kind for f in report.failures] == ["unknown-method"]
     assert report.corrupted_sessions == 1 and not report.ok
+
+
+@pytest.mark.live
+def test_values_nesting_numbers_and_fragments_are_answered(clean_host: RunningHost) -> None:
+    from strategies.frames import bare_value, deep_nesting, fragmented, huge_number
+
+    cases = [c for s in (bare_value(), deep_nesting(LIMIT), huge_number(), fragmented())
+             for c in draw_from(s, 8)]
+    report = run_frames(clean_host.url, cases, health_every=50)
+    assert [f.describe() for f in report.failures] == [] and report.ok
+    assert {"bare-value", "deep-nesting", "huge-number", "fragmented"} <= set(report.by_kind)
+    assert all(how in ("result", "error -32600", "error -32700", "silence") for _, how in report.reactions)
+
+
+def draw_from(strategy: Any, n: int) -> list[FrameCase]:
+    out: list[FrameCase] = []
+
+    @settings(max_examples=n, database=None, derandomize=True)
+    @given(strategy)
+    def collect(case: FrameCase) -> None:
+        out.append(case)
+
+    collect()
+    return out
+
+
+@pytest.mark.live
+def test_a_host_that_dies_on_a_bare_null_is_classified_death() -> None:
+    with start_host(defects=("dies-on-null",)) as h:
+        cases = [FrameCase("bare-value", ("42",), (Expect("error", -32600, None),)),
+                 FrameCase("bare-value", ("null",), (Expect("error", -32600, None),)),
+                 FrameCase("bare-value", ("true",), (Expect("error", -32600, None),))]
+        report = run_frames(h.url, cases)
+    assert report.died is not None and not report.ok
+    assert report.cases == 2  # stopped at the death
+    assert [f.reaction for f in report.failures] == ["death"]
+    assert report.reactions[("bare-value", "error -32600")] == 1

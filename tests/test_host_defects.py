@@ -252,6 +252,77 @@ async def cancel_without_turn_accepted(url: str) -> bool:
         return await _accepted(c, seq)
 
 
+DRAFT = {"text": "draft", "origin": {"kind": "user"}}
+
+
+async def no_ping(url: str) -> bool:
+    async with await ProbeClient.open(url) as c:
+        try:
+            await c.call("ping", {"channel": "ahp-root://"})
+        except ProbeError as e:
+            return e.code == -32601
+        return False
+
+
+async def dies_on_null(url: str) -> bool:
+    async with await ProbeClient.open(url, timeout_s=3.0) as c:
+        await c.send_raw("null")
+        try:
+            reply = await c.recv()
+        except (ConnectionClosed, TimeoutError):
+            reply = None
+        assert reply is None or reply.get("error", {}).get("code") == -32600
+    try:  # a dead host accepts no new connection either
+        async with await ProbeClient.open(url, timeout_s=3.0) as again:
+            await again.call("ping", {"channel": "ahp-root://"})
+    except (OSError, ConnectionClosed, TimeoutError):
+        return True
+    return False
+
+
+async def never_applies(url: str) -> bool:
+    async with await _client(url) as c:
+        chat = await c.create_session(S, DIRS)
+        seq = await c.dispatch(chat, {"type": "chat/draftChanged", "draft": DRAFT})
+        assert await _accepted(c, seq)
+        return (await c.subscribe(chat))["state"].get("draft") != DRAFT
+
+
+async def echo_to_newest_socket(url: str) -> bool:
+    async with await _client(url, "c1") as c, await _client(url, "c2") as newer:
+        chat = await c.create_session(S, DIRS)
+        seq = await c.dispatch(chat, {"type": "chat/draftChanged", "draft": DRAFT})
+        await c.settle()
+        await newer.settle()
+        return c.echo_of(seq) is None and any(
+            (e.get("origin") or {}).get("clientSeq") == seq for e in newer.envelopes())
+
+
+async def version_not_offered(url: str) -> bool:
+    async with await ProbeClient.open(url) as c:
+        return (await c.initialize("c1", versions=("0.6.0",)))["protocolVersion"] != "0.6.0"
+
+
+async def rebinds_on_reinitialize(url: str) -> bool:
+    async with await _client(url) as c:
+        try:
+            await c.initialize("c2")
+        except ProbeError as e:
+            assert e.code == -32600
+            return False
+        return True
+
+
+async def serves_before_initialize(url: str) -> bool:
+    async with await ProbeClient.open(url) as c:
+        try:
+            await c.call("subscribe", {"channel": "ahp-root://"})
+        except ProbeError as e:
+            assert e.code == -32601
+            return False
+        return True
+
+
 PROBES: dict[str, Probe] = {
     "subset-unchecked": Probe(subset_unchecked),
     "chat-directory-unchecked": Probe(chat_directory_unchecked),
@@ -272,6 +343,13 @@ PROBES: dict[str, Probe] = {
     "version-gate-leak": Probe(version_gate_leak),
     "summary-not-synced": Probe(summary_not_synced),
     "cancel-without-turn-accepted": Probe(cancel_without_turn_accepted),
+    "no-ping": Probe(no_ping),
+    "dies-on-null": Probe(dies_on_null),
+    "never-applies": Probe(never_applies),
+    "echo-to-newest-socket": Probe(echo_to_newest_socket),
+    "version-not-offered": Probe(version_not_offered, {"versions": ("0.7.0", "0.6.0")}),
+    "rebinds-on-reinitialize": Probe(rebinds_on_reinitialize),
+    "serves-before-initialize": Probe(serves_before_initialize),
 }
 
 

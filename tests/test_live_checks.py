@@ -18,6 +18,7 @@ from harness.invariants.live_base import (
     Reconnect,
     SessionFacts,
     Snapshot,
+    WireProbe,
     first_difference,
     profile_key,
     strip_clock,
@@ -316,6 +317,44 @@ def garbage_probe(ok: bool) -> LiveObservation:
     return obs(c)
 
 
+# -- a host in the wild (issue 16): handshake, error codes, bare values, never applied ----------
+
+
+def wire(check: str, method: str, params: dict, good: dict, bad: dict) -> Callable[[bool], LiveObservation]:
+    """A handshake probe whose answer is `good` (ok) or `bad` (the counterexample)."""
+
+    def build(ok: bool) -> LiveObservation:
+        o = obs(client())
+        o.wire_probes.append(WireProbe(check, method, params, connection=7, **(good if ok else bad)))
+        return o
+
+    build.__name__ = check
+    return build
+
+
+ROOTP = {"channel": "ahp-root://"}
+ERR = {"code": -32601, "message": "Method not found"}
+INIT = {"channel": "ahp-root://", "protocolVersions": ["99.0.0"], "clientId": "p"}
+
+
+def never_applied(ok: bool) -> LiveObservation:
+    c = client()
+    subscribed(c, C, chat_state(), seq=3)
+    draft = {"text": "d", "origin": {"kind": "user"}}
+    own(c, 1, C, {"type": "chat/draftChanged", "draft": draft}, echo_seq=4)
+    c.history[C].append((4, chat_state(draft=draft)))
+    o = obs(c, fresh={C: Snapshot(C, 4, chat_state(draft=draft) if ok else chat_state())})
+    o.reduce = lambda version, kind, state, action: state  # no server envelope to re-fold here
+    return o
+
+
+def bare_value(ok: bool) -> LiveObservation:
+    c = client()
+    reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}
+    c.probes.append(Probe("null", reply if ok else None, alive=ok))
+    return obs(c)
+
+
 CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-022": [duplicate_turn_ids],
     "INV-026": [dangling_default_chat, must_reject("INV-026", {"type": "session/defaultChatChanged", "defaultChat": C2}, S)],
@@ -341,6 +380,22 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-053": [must_reject("INV-053", {"type": "session/ready"}, S)],
     "INV-X04": [garbage_probe],
     "INV-X05": [pin_missing],
+    "INV-H01": [wire("ping", "ping", ROOTP, {"result": None}, {"error": ERR}),
+                wire("ping", "ping", ROOTP, {"result": None}, {"answered": False, "lost": "silence"})],
+    "INV-H02": [wire("before-initialize", "subscribe", ROOTP, {"error": ERR}, {"result": {"snapshot": {}}})],
+    "INV-H03": [wire("second-initialize", "initialize", INIT, {"error": {"code": -32600, "message": "again"}},
+                     {"result": {"protocolVersion": "0.7.0"}})],
+    "INV-H04": [wire("unknown-version", "initialize", INIT, {"error": {"code": -32005, "message": "no"}},
+                     {"result": {"protocolVersion": "0.7.0"}}),
+                wire("unknown-version", "initialize", INIT, {"error": {"code": -32005, "message": "no"}},
+                     {"error": {"code": -32602, "message": "no"}}),
+                wire("empty-versions", "initialize", {**INIT, "protocolVersions": []},
+                     {"error": {"code": -32602, "message": "empty"}}, {"result": {"protocolVersion": "0.7.0"}})],
+    "INV-H05": [wire("unknown-method", "x-nope", ROOTP, {"error": ERR}, {"error": {"code": -32603, "message": "x"}})],
+    "INV-H06": [wire("bad-params", "subscribe", {"channel": 42}, {"error": {"code": -32602, "message": "x"}},
+                     {"result": {"snapshot": {}}})],
+    "INV-H07": [never_applied],
+    "INV-H09": [bare_value],
 }
 PARAMS = [pytest.param(inv, build, id=f"{inv}-{i}") for inv, builds in CASES.items() for i, build in enumerate(builds)]
 
@@ -408,3 +463,29 @@ def test_main_fresh_is_the_richest_profile() -> None:
     only_old = primary_moved(True)
     only_old.fresh = {profile_key("0.6.0", False): {S: Snapshot(S, 5, session_state(workingDirectory="file:///b"))}}
     assert check_live(only_old, only={"INV-032", "INV-031"}) == []  # nothing a 0.6.0 view can show
+
+
+def test_a_never_applied_action_is_h07_not_a_fold_mismatch() -> None:
+    found = check_live(never_applied(False))
+    assert [v.invariant for v in found] == ["INV-H07"]
+    assert "accepted but never applied" in found[0].message and "chat/draftChanged" in found[0].message
+
+
+def test_a_fold_mismatch_names_the_envelope_it_diverged_at() -> None:
+    o = fold_differs(False)
+    o.clients[0].envelopes.append(env(2, S, {"type": "session/titleChanged", "title": "b"}))
+    [v] = check_live(o, only={"INV-042"})
+    assert "first envelope it does not reflect is serverSeq 2 (session/titleChanged, server-originated)" in v.message
+
+
+def test_a_lost_echo_says_which_connection_got_it() -> None:
+    o = never_echoed(False)
+    o.delivered[("cl-0", 1)] = ["connection 9 (observer 1)"]
+    [v] = check_live(o, only={"INV-045"})
+    assert "delivered to connection 9 (observer 1)" in v.message
+
+
+def test_a_json_value_probe_is_not_a_parse_error_finding() -> None:
+    o = bare_value(True)
+    o.clients[0].probes[0].reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    assert [v.invariant for v in check_live(o)] == ["INV-H09"]

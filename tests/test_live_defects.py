@@ -37,8 +37,11 @@ def test_defect_is_reported_and_its_finding_replays(defect: str) -> None:
     good = LiveTarget(focused_spec(None, FOCUS[defect][1]))
     try:
         # a host's behaviour may depend on its history (seq-repeat counts envelopes): 3 attempts
-        assert replay_live(finding, bad.url, attempts=3).reproduced, f"{defect}: the finding does not replay on its host"
-        assert not replay_live(finding, good.url, attempts=3).reproduced, f"{defect}: it also fails on the clean host"
+        # `death`: a host that dies (dies-on-null) is a TARGET-DIED finding only when its death is known
+        assert replay_live(finding, bad.url, attempts=3, death=bad.death).reproduced, (
+            f"{defect}: the finding does not replay on its host")
+        assert not replay_live(finding, good.url, attempts=3, death=good.death).reproduced, (
+            f"{defect}: it also fails on the clean host")
     finally:
         bad.close()
         good.close()

@@ -226,3 +226,15 @@ def test_run_folders_get_an_html_report_too(tmp_path: Path) -> None:
     assert dom.body.get("data-rendered") == "true"
     assert int(dom.fields["steps"]) == report["steps"]
     assert sorted(dom.matrix_rows) == sorted(report["coverage"])  # per-type sent/changed when no matrix
+
+
+@needs_chromium
+def test_a_real_campaign_page_fits_1400px_with_its_banner(campaign_dir: Path, tmp_path: Path) -> None:
+    """The page of a real campaign (a clean one), at the 1400 px the issue measured it at."""
+    from tests.test_report_html_browser import WIDTH, measure
+
+    m = measure(campaign_dir / "index.html", tmp_path)
+    assert m["innerWidth"] == WIDTH and m["rendered"] == "true"
+    assert m["scrollWidth"] <= WIDTH and m["wide"] == [], m["wide"]
+    assert m["banner"]["verdict"] == "clean" and m["banner"]["text"].startswith("clean")
+    assert all(c["ymin"] == "0" for c in m["charts"]), m["charts"]

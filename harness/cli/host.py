@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 
@@ -71,13 +72,25 @@ def _config(args: argparse.Namespace) -> HostConfig:
     )
 
 
+#: Exit status of `ahp-fuzz host` when a defect makes the host die (`dies-on-null`): EX_SOFTWARE.
+DIED_STATUS = 70
+
+
+def _die(reason: str) -> None:
+    """The standalone host dies as a host in the wild would: a traceback on stderr, a non-zero exit."""
+    print("Traceback (most recent call last):\n  File \"harness/host/core.py\", in handle_frame", file=sys.stderr)
+    print(reason, file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(DIED_STATUS)
+
+
 async def _serve(config: HostConfig, port: int) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        server = await serve_host(config, port=port)
+        server = await serve_host(config, port=port, on_death=_die)
     except OSError as e:
         raise UsageError(f"cannot listen on 127.0.0.1:{port}: {e.strerror or e}") from e
     except UnknownDefect as e:

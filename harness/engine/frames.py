@@ -25,7 +25,7 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed
 
 from harness.host.probe import ROOT, ProbeClient, ProbeError
-from strategies.frames import Expect, FrameCase
+from strategies.frames import Expect, Frame, FrameCase
 
 HEALTHY_SESSION = "ahp-session:/frames-healthy"
 
@@ -33,15 +33,39 @@ HEALTHY_SESSION = "ahp-session:/frames-healthy"
 @dataclass
 class FrameFailure:
     kind: str
-    frames: tuple[str | bytes, ...]
+    frames: tuple[Frame, ...]
     expected: tuple[Expect, ...]
     observed: list[Any]
     reason: str
+    #: How the host reacted, classified (`reaction`): "error -32600", "result", "silence",
+    #: "close 1011", "death", …
+    reaction: str = ""
 
     def describe(self) -> str:
-        first = self.frames[0] if self.frames else b""
+        first: Any = self.frames[0] if self.frames else b""
+        if isinstance(first, tuple):
+            first = "".join(first)
         shown = first[:80] if isinstance(first, str) else repr(first[:40])
-        return f"{self.kind}: {self.reason} (frame {shown!r}; got {self.observed[:3]!r})"
+        how = f"; reaction {self.reaction}" if self.reaction else ""
+        return f"{self.kind}: {self.reason} (frame {shown!r}; got {self.observed[:3]!r}{how})"
+
+
+def reaction(got: list[Any], *, closed: int | None = None, timed_out: bool = False, died: bool = False) -> str:
+    """The host's reaction to a case, classified against WIRE.md §10's vocabulary: its death (the
+    host no longer accepts connections), a close code, silence (no answer before the sentinel, or
+    no answer at all), else the first answer's error code or "result"."""
+    if died:
+        return "death"
+    if closed is not None:
+        return f"close {closed}"
+    if timed_out:
+        return "silence (no answer at all)"
+    for msg in got:
+        if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
+            return f"error {msg['error'].get('code')}"
+        if isinstance(msg, dict) and "result" in msg:
+            return "result"
+    return "silence"
 
 
 @dataclass
@@ -60,10 +84,15 @@ class FrameReport:
     elapsed_s: float = 0.0
     by_kind: Counter[str] = field(default_factory=Counter)
     failures: list[FrameFailure] = field(default_factory=list)
+    #: (case kind, reaction) -> count, for every case (`reaction`).
+    reactions: Counter[tuple[str, str]] = field(default_factory=Counter)
+    #: The host died (no new connection accepted): why, and the case that did it; fuzzing stopped.
+    died: str | None = None
 
     @property
     def ok(self) -> bool:
-        return not (self.failures or self.host_crashes or self.lost_sessions or self.corrupted_sessions or self.unresponsive)
+        return not (self.failures or self.host_crashes or self.lost_sessions or self.corrupted_sessions
+                    or self.unresponsive or self.died)
 
 
 class _Fuzzer:
@@ -89,12 +118,12 @@ class _Fuzzer:
                 await asyncio.wait_for(self.conn.close(), self.timeout_s)
             self.conn = None
 
-    async def exchange(self, conn: ProbeClient, frames: tuple[str | bytes, ...]) -> list[Any]:
+    async def exchange(self, conn: ProbeClient, frames: tuple[Frame, ...]) -> list[Any]:
         """Send `frames` then a sentinel ping; every message received before its answer."""
         self.sentinel += 1
         sentinel = f"sentinel-{self.sentinel}"
         for frame in frames:
-            await conn.send_raw(frame)
+            await conn.send_raw(frame)  # type: ignore[arg-type]  # a tuple is sent fragmented
         await conn.send_raw(f'{{"jsonrpc":"2.0","id":"{sentinel}","method":"ping","params":{{"channel":"{ROOT}"}}}}')
         got: list[Any] = []
         loop = asyncio.get_running_loop()
@@ -116,6 +145,9 @@ class _Fuzzer:
 def _matches(expect: Expect, msg: Any) -> bool:
     if not isinstance(msg, dict) or "id" not in msg:
         return False
+    err = msg.get("error")
+    if expect.alt and isinstance(err, dict) and err.get("code") in expect.alt and msg["id"] in (None, expect.req_id):
+        return "result" not in msg  # an accepted alternative (answered with id null or the request's)
     if msg["id"] != expect.req_id or (isinstance(msg["id"], bool) != isinstance(expect.req_id, bool)):
         return False
     if expect.kind == "result":
@@ -207,6 +239,24 @@ class _Healthy:
                 await asyncio.wait_for(self.conn.close(), self.timeout_s)
 
 
+async def _alive(url: str, timeout_s: float) -> bool:
+    """The host still accepts a connection and answers `ping` (else it died)."""
+    try:
+        conn = await ProbeClient.open(url, timeout_s=timeout_s)
+    except (OSError, TimeoutError):
+        return False
+    try:
+        await conn.call("ping", {"channel": ROOT})
+        return True
+    except ProbeError:
+        return True  # an error answer is still an answer
+    except (OSError, TimeoutError, ConnectionClosed):
+        return False
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(conn.close(), timeout_s)
+
+
 async def _fresh_case(url: str, case: FrameCase, timeout_s: float, fuzzer: _Fuzzer) -> list[Any]:
     conn = await ProbeClient.open(url, timeout_s=timeout_s)
     try:
@@ -236,6 +286,8 @@ async def fuzz_frames(
             report.by_kind[case.kind] += 1
             failure: str | None
             got: list[Any] = []
+            closed: int | None = None
+            timed_out = False
             try:
                 if case.fresh:
                     got = await _fresh_case(url, case, timeout_s, fuzzer)
@@ -247,6 +299,7 @@ async def fuzz_frames(
             except ConnectionClosed as e:
                 await fuzzer.drop()
                 code = e.rcvd.code if e.rcvd is not None else None
+                closed = code if code is not None else 1006
                 wanted = [x.code for x in case.expect if x.kind == "close"]
                 if wanted and code in wanted:
                     failure = None
@@ -255,12 +308,24 @@ async def fuzz_frames(
                     failure = f"connection closed (code {code})"
             except TimeoutError as e:
                 await fuzzer.drop()
+                timed_out = True
                 failure = f"timeout: {e}"
+            except OSError as e:  # no connection at all: the host is gone
+                report.died = f"the host stopped accepting connections ({e}) after a {case.kind} case"
+                failure = "the host died"
+            died = report.died is not None or (failure is not None and (closed or timed_out) and not await _alive(url, timeout_s))
+            if died and report.died is None:
+                report.died = f"the host stopped accepting connections after a {case.kind} case"
+            how = reaction(got, closed=closed, timed_out=timed_out, died=died)
+            report.reactions[(case.kind, how)] += 1
             if failure is not None and len(report.failures) < max_failures:
-                report.failures.append(FrameFailure(case.kind, case.frames, case.expect, got, failure))
+                report.failures.append(FrameFailure(case.kind, case.frames, case.expect, got, failure, how))
+            if died:
+                break
             if report.cases % health_every == 0:
                 await healthy.check(report)
-        await healthy.check(report)
+        if report.died is None:
+            await healthy.check(report)
     finally:
         await fuzzer.drop()
         await healthy.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import json
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -32,13 +33,24 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
-from harness.targets.live import is_live_spec, parse_live_spec, serve_embedded_in_loop
+from harness.spec.versions import KNOWN_VERSIONS
+from harness.targets.live import is_live_spec, parse_live_spec
 
 from .campaign import RunConfig, RunSummary
 from .control import RunControl
-from .events import EventBus, FindingFound, KnownSeen, Progress, RunFinished, RunStarted, Shrinking
-from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, session_ops, setup_ops
-from .live_replay import LIVE_KIND, LiveShrinker, finding_from_run, replay_live
+from .events import (
+    EventBus,
+    FindingFound,
+    KnownSeen,
+    Notice,
+    Progress,
+    RunFinished,
+    RunStarted,
+    Shrinking,
+)
+from .live_host import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
+from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, preflight_ops, session_ops, setup_ops
+from .live_replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
 from .live_run import (
     DEFAULT_CLIENTS,
     DEFAULT_SKIP,
@@ -46,9 +58,11 @@ from .live_run import (
     ClientSpec,
     ConnectionPool,
     EventLoopThread,
+    LiveFailure,
     LiveRun,
     SettlePolicy,
 )
+from .live_wild import TARGET_DIED, check_versions, offers_for, unknown_rules
 
 
 @dataclass
@@ -105,6 +119,12 @@ class LiveConfig:
     #: For `host:embedded…`: serve a host of the same spelling (defects, options) on the campaign's
     #: own event loop and fuzz that one (host and clients in one thread); False: fuzz `url`.
     host_in_loop: bool = True
+    #: The `LiveTarget` that started the host (host-cmd:, ws://): how the campaign learns that
+    #: it died and starts a fresh one (`live_host.HostKeeper`). None: only `url` is known.
+    target: Any = None
+    #: Run every handshake probe and bare JSON value once per campaign, at the start of the
+    #: first examples (`live_ops.preflight_ops`); False: only as drawn by the scenarios.
+    preflight: bool = True
 
 
 class LiveFindingFailure(AssertionError):
@@ -128,6 +148,10 @@ class LiveRecorder:
     settling: Counter[str] = field(default_factory=Counter)
     made: int = 0  # machine runs started (tokens are numbered by it)
     salt: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: The host's keeper (death hook, restarts); None in a machine built without a campaign.
+    keeper: HostKeeper | None = None
+    #: Preflight ops already sent in this campaign (each once).
+    preflown: set[str] = field(default_factory=set)
 
 
 def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
@@ -147,7 +171,8 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
             rec.made += 1
             token = hashlib.sha256(f"{salt}:{cfg.seed}:{rec.made}".encode()).hexdigest()[:8]
             self.run = LiveRun(cfg.url, loop=loop, token=token, request_timeout_s=cfg.request_timeout_s,
-                               skip=cfg.skip, policy=policy, pool=pool)
+                               skip=cfg.skip, policy=policy, pool=pool,
+                               death=rec.keeper.death if rec.keeper is not None else None)
             self.failed = False
 
         def _do(self, ops: list[dict[str, Any]]) -> None:
@@ -155,6 +180,8 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
                 control.check()
                 found = self.run.apply(op)
                 rec.steps += 1
+                if self.run.host_dead is not None and TARGET_DIED in rec.suppressed:
+                    raise HostDown(self.run.host_dead)  # dead again: end the example, no finding
                 for v in found:
                     if v.severity == "known":
                         rec.on_known(v)
@@ -169,6 +196,12 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
         def start(self, data: st.DataObject) -> None:
             rec.examples += 1
             self._do(setup_ops(cfg.clients))
+            # not in Hypothesis's re-run of a failing example (its findings are not recorded)
+            for op in preflight_ops() if cfg.preflight and rec.failure is None else []:
+                key = json.dumps(op, sort_keys=True)
+                if key not in rec.preflown:
+                    rec.preflown.add(key)  # before it runs: a finding ends the example
+                    self._do([op])
             for i in range(cfg.sessions):
                 self._do(session_ops(data, self.run, i + 1))
 
@@ -207,7 +240,7 @@ def live_config_from(config: RunConfig) -> LiveConfig:
         budget_s=config.budget_s, max_chunks=config.max_chunks,
         chunk_examples=min(config.chunk_examples, 10), max_steps=config.max_steps,
         max_findings=config.max_findings, shrink_budget_s=config.shrink_budget_s,
-        database=config.database, control=config.control,
+        database=config.database, control=config.control, target=config.target,
     )
 
 
@@ -235,17 +268,34 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
 
     rec = LiveRecorder(on_known=on_known)
     loop = EventLoopThread(threaded=cfg.threaded_loop, shield=control.shielded)
-    host_close = None
     spec = parse_live_spec(cfg.target_spec) if is_live_spec(cfg.target_spec) else None
     if spec is not None and spec.kind == "embedded" and (cfg.host_in_loop or cfg.url is None):
-        url, host_close = loop.run(serve_embedded_in_loop(spec), 20.0)
-        cfg = replace(cfg, url=url)
+        keeper = HostKeeper(None, loop=loop, embedded=spec)  # served on this loop
     elif cfg.url is None:
         raise ValueError(f"{cfg.target_spec!r}: a live campaign needs a host URL")
-    reuse = cfg.reuse_connections if cfg.reuse_connections is not None else host_close is not None
+    else:
+        keeper = HostKeeper(cfg.url, target=cfg.target, loop=loop)
+    cfg = replace(cfg, url=keeper.url)
+    rec.keeper = keeper
+    version = cfg.profile.split("-")[0].split("+")[0]
+    cfg = replace(cfg, clients=offers_for(version, cfg.clients))
+    offer = list(dict.fromkeys(v for c in cfg.clients for v in c.offer))
+    try:
+        loop.run(check_versions(cfg.url, offer, KNOWN_VERSIONS, cfg.request_timeout_s), cfg.request_timeout_s * 2 + 5)
+    except LiveFailure:
+        pass  # a host that does not answer initialize: the run reports it
+    except BaseException:
+        keeper.close()
+        loop.close()
+        raise
+    reuse = cfg.reuse_connections if cfg.reuse_connections is not None else keeper.embedded is not None
     pool = ConnectionPool() if reuse else None
+    pooled_for = keeper.restarts  # the host the pooled connections lead to (restarts: a new one)
     database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
     bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
+    cannot = unknown_rules(version, KNOWN_VERSIONS, _actions_schema())
+    if cannot is not None:
+        bus.emit(Notice(cannot))
     chunk = 0
     thresholds = gc.get_threshold()
     if cfg.gc_threshold is not None:
@@ -264,6 +314,14 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             if any(f.invariant in cfg.stop_on for f in summary.findings):
                 summary.stopped_because = "wanted finding"
                 break
+            stop = _host_for_next_chunk(keeper, bus, rec.steps)
+            if stop is not None:
+                summary.stopped_because = stop
+                break
+            cfg = replace(cfg, url=keeper.url)
+            if pool is not None and keeper.restarts != pooled_for:
+                _drop_pool(pool, loop)  # connections to the host that died are never reused
+                pooled_for = keeper.restarts
             machine = build_live_machine(cfg, rec, loop, control, pool)
             run_settings = settings(
                 max_examples=cfg.chunk_examples, stateful_step_count=-(-cfg.max_steps // max(1, cfg.scenarios_per_rule)), deadline=None,
@@ -278,8 +336,9 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             except RunStopped:
                 raise
             except BaseException:
-                if rec.failure is None:
+                if rec.failure is None and not keeper.dead:
                     raise
+            keeper.after_chunk(rec.steps)
             if rec.failure is not None:
                 _record_finding(rec.failure, cfg, chunk, loop, control, bus, summary, rec)
             chunk += 1
@@ -290,13 +349,20 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     except RunStopped as e:
         summary.stopped_because = e.reason
         summary.status = "interrupted" if e.interrupted else "finished"
+    except BaseException as e:  # a bug of the harness: still leave a finished report behind
+        summary.status = "error"
+        summary.elapsed_s = control.elapsed()
+        summary.examples, summary.steps = rec.examples, rec.steps
+        with contextlib.suppress(Exception):
+            bus.emit(RunFinished(summary.elapsed_s, summary.examples, summary.steps, summary.findings,
+                                 dict(summary.known_counts), {}, "error", {"chunks": summary.chunks, "seed": cfg.seed,
+                                                                             **_host_extra(keeper)},
+                                 status="error", error=f"{type(e).__name__}: {e}"))
+        raise
     finally:
         if pool is not None:
-            with contextlib.suppress(Exception):
-                loop.run(pool.aclose(), 10.0)
-        if host_close is not None:
-            with contextlib.suppress(Exception):
-                loop.run(host_close(), 10.0)
+            _drop_pool(pool, loop)
+        keeper.close()
         loop.close()
         gc.set_threshold(*thresholds)
     summary.elapsed_s = control.elapsed()
@@ -305,7 +371,8 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
                          dict(summary.known_counts), {f"scenario {k}": {"sent": n, "changed": 0}
                                                       for k, n in sorted(rec.scenarios.items())},
                          summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed,
-                                                   "liveSettling": settling_report(cfg, rec.settling)}))
+                                                   "liveSettling": settling_report(cfg, rec.settling),
+                                                   **_host_extra(keeper)}))
     return summary
 
 
@@ -318,6 +385,51 @@ def settling_report(cfg: LiveConfig, stats: Counter[str]) -> dict[str, Any]:
             "sampleEvery": policy.every, "fullEvery": policy.full_every, **dict(sorted(stats.items()))}
 
 
+def _drop_pool(pool: ConnectionPool, loop: EventLoopThread) -> None:
+    """Close every pooled connection (at the end, or after the host was restarted)."""
+    with contextlib.suppress(Exception):
+        loop.run(pool.aclose(), 10.0)
+
+
+def _actions_schema() -> dict[str, Any] | None:
+    """The actions schema of the spec checkout in use (`--spec` / AHP_SPEC_DIR), if any."""
+    from harness.spec.specdir import SpecDir, SpecDirError
+
+    try:
+        spec = SpecDir.from_env()
+        return spec.schemas.get("actions") if spec is not None and spec.has_schemas() else None
+    except (SpecDirError, OSError, ValueError):
+        return None
+
+
+class HostDown(Exception):
+    """The host died again (its death is already a finding): the example ends here."""
+
+
+def _host_extra(keeper: HostKeeper) -> dict[str, Any]:
+    return {"host": {"deaths": keeper.deaths, "restarts": keeper.restarts}} if keeper.deaths else {}
+
+
+def _host_for_next_chunk(keeper: HostKeeper, bus: EventBus, steps: int) -> str | None:
+    """Restart a dead host for the next chunk; why the campaign stops instead (None: go on)."""
+    if not keeper.dead:
+        return None
+    if keeper.in_a_row >= MAX_DEATHS_IN_A_ROW:
+        bus.emit(Notice(f"the host died {keeper.in_a_row} times in a row, each within {QUICK_DEATH_STEPS} ops "
+                        f"of a restart ({keeper.restarts} restarts): dropped — {keeper.death()}"))
+        return "host keeps dying"
+    try:
+        keeper.ensure_alive()
+        keeper.steps_at_start = steps
+    except HostGone as e:
+        bus.emit(Notice(f"the host is gone and cannot be restarted: {e}"))
+        return "host gone"
+    except Exception as e:  # a restart that fails (the command no longer starts) ends the run
+        bus.emit(Notice(f"the host died and could not be restarted: {e}"))
+        return "host gone"
+    return None
+
+
 def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, loop: EventLoopThread,
                     control: RunControl, bus: EventBus, summary: RunSummary, rec: LiveRecorder) -> None:
     found = finding_from_run(failure.run, failure.violation, target=cfg.target_spec, profile=cfg.profile,
@@ -325,11 +437,23 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
     bus.emit(Shrinking(found.invariant, LIVE_KIND, len(found.steps)))
     left = control.time_left()
     budget = cfg.shrink_budget_s if left is None else max(0.0, min(cfg.shrink_budget_s, left - 1.0))
-    shrinker = LiveShrinker(cfg.url, loop=loop, budget_s=budget)
-    finding = shrinker.shrink(found) if budget > 0 else found
+    keeper = rec.keeper
+    can_replay = keeper is None or not keeper.dead or keeper.can_restart  # a gone ws:// host cannot
+    shrinker = LiveShrinker(cfg.url, loop=loop, budget_s=budget, keeper=keeper, request_timeout_s=cfg.request_timeout_s)
+    finding = shrinker.shrink(found) if budget > 0 and can_replay else found
     finding.extra["shrink"] = {"stepsFound": len(found.steps), "stepsShrunk": len(finding.steps),
                                "replays": shrinker.attempts}
-    reproduced = replay_live(finding, cfg.url, loop=loop).reproduced
+    reproduced = False
+    url: str | None = cfg.url
+    if can_replay and keeper is not None:
+        try:
+            url = keeper.ensure_alive()
+        except Exception:  # the host cannot be restarted: the finding stands unconfirmed
+            can_replay = False
+    if can_replay and url is not None:
+        reproduced = replay_live(finding, url, loop=loop, attempts=REPLAY_ATTEMPTS,  # history-dependent hosts
+                                 request_timeout_s=cfg.request_timeout_s,
+                                 death=keeper.death if keeper is not None else None).reproduced
     if not reproduced:
         finding.extra["flaky"] = True
     rec.suppressed.add(finding.invariant)

@@ -39,6 +39,13 @@ FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
     "version-gate-leak": ({"session-dirs": 10}, False),
     "summary-not-synced": ({"turn": 10, "answer": 3, "action": 3}, False),
     "cancel-without-turn-accepted": ({"cancel": 10}, False),
+    "no-ping": ({"action": 5}, False),
+    "dies-on-null": ({"garbage": 10}, False),
+    "never-applies": ({"turn": 5, "action": 5}, False),
+    "echo-to-newest-socket": ({"turn": 10}, False),
+    "version-not-offered": ({"action": 5}, False),
+    "rebinds-on-reinitialize": ({"handshake": 10}, False),
+    "serves-before-initialize": ({"handshake": 10}, False),
 }
 
 #: Harness additions that catch the defects no catalogue entry covers.
@@ -105,7 +112,8 @@ def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, ma
                          max_findings=max_findings, stop_on=caught_by(defect) if defect else frozenset(),
                          token_salt="focused",  # a fresh host: the same seed gives the same run
                          max_chunks=max_chunks, chunk_examples=chunk_examples, shrink_budget_s=shrink_budget_s, control=control,
-                         **options,
+                         # the focus weights reach the defect; no campaign-wide probes unless asked
+                         **{"preflight": False, **options},
                          weights={**{k: 0 for k in _ALL}, **(weights or w)} if (weights or w) else _defaults())
         summary = run_live_campaign(cfg, EventBus(sink))
         result.steps, result.chunks, result.elapsed_s = summary.steps, summary.chunks, summary.elapsed_s

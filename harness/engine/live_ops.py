@@ -35,6 +35,10 @@ WD_TYPES = frozenset({"session/workingDirectorySet", "session/workingDirectoryRe
 ACTION_KINDS = ("root", "session", "chat", "terminal")
 #: Malformed frames for the parse-error probe (WIRE.md §10).
 GARBAGE = ('{"jsonrpc": "2.0", "id": 7, "method": "ping"', "not json at all", "{]", '"unterminated')
+#: Frames that are JSON but not a request object (JSON-RPC -32600, INV-H09): bare values and
+#: batches — hosts in the wild die on a bare `null` (issue 16).
+BARE_VALUES = ("null", "42", '"x"', "true", "[]", "1e400",
+               '[{"jsonrpc":"2.0","id":9,"method":"ping","params":{"channel":"ahp-root://"}}]')
 
 
 def _pick_client(data: st.DataObject, run: LiveRun, pred: Callable[[SimClient], bool] = lambda c: True,
@@ -415,7 +419,27 @@ def garbage(data: st.DataObject, run: LiveRun) -> list[Op]:
     c = _pick_client(data, run)
     if c is None:
         return []
-    return [{"op": "garbage", "client": c.view.index, "frame": data.draw(st.sampled_from(GARBAGE), label="frame")}]
+    frames = data.draw(st.sampled_from((GARBAGE, BARE_VALUES)), label="frame kind")
+    return [{"op": "garbage", "client": c.view.index, "frame": data.draw(st.sampled_from(frames), label="frame")}]
+
+
+def preflight_ops() -> list[Op]:
+    """Every handshake probe and every bare JSON value, once per campaign, at the start (after
+    the clients connect): host-level properties a plain run must not leave to chance (issue 16).
+    The `handshake` and `garbage` scenarios keep drawing them during the run."""
+    from .live_wild import PROBES
+
+    return ([{"op": "handshake", "client": 0, "probe": p} for p in PROBES]
+            + [{"op": "garbage", "client": 0, "frame": f} for f in BARE_VALUES])
+
+
+def handshake(data: st.DataObject, run: LiveRun) -> list[Op]:
+    """A handshake or error-code probe on a connection of its own (WIRE.md §3, JSON-RPC §5.1):
+    ping before initialize, a request before initialize, a second initialize, unknown or empty
+    version lists, an unknown method, bad params (INV-H01…H06)."""
+    from .live_wild import PROBES
+
+    return [{"op": "handshake", "client": 0, "probe": data.draw(st.sampled_from(PROBES), label="probe")}]
 
 
 SCENARIOS: Mapping[str, Scenario] = {
@@ -433,11 +457,13 @@ SCENARIOS: Mapping[str, Scenario] = {
     "unknown-channel": unknown_channel,
     "reconnect": reconnect,
     "garbage": garbage,
+    "handshake": handshake,
 }
 
 DEFAULT_WEIGHTS: Mapping[str, int] = {
     "action": 36, "turn": 8, "answer": 6, "server-only": 5, "create-chat": 8, "session-dirs": 6, "chat-dirs": 6,
-    "attachments": 10, "cancel": 3, "race": 4, "terminal": 2, "unknown-channel": 2, "reconnect": 3, "garbage": 1,
+    "attachments": 10, "cancel": 3, "race": 4, "terminal": 2, "unknown-channel": 2, "reconnect": 3, "garbage": 2,
+    "handshake": 2,
 }
 
 

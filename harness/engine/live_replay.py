@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -91,23 +91,24 @@ class LiveReplayResult:
 
 
 def replay_live(finding: Finding, url: str, *, loop: EventLoopThread | None = None,
-                request_timeout_s: float = 5.0, keep_run: bool = False, attempts: int = 1) -> LiveReplayResult:
+                request_timeout_s: float = 5.0, keep_run: bool = False, attempts: int = 1,
+                death: Callable[[bool], str | None] | None = None) -> LiveReplayResult:
     """Re-run a live finding's ops against the host at `url`; reproduced when its invariant fires.
 
     A host's behaviour may depend on its history (a counter, a buffer): `attempts` > 1 re-runs the
     ops up to that many times, each on fresh connections and sessions, and reports the first
-    reproduction."""
-    result = _replay_once(finding, url, loop, request_timeout_s, keep_run)
+    reproduction. `death` tells when the host died (a `TARGET-DIED` finding replays by it)."""
+    result = _replay_once(finding, url, loop, request_timeout_s, keep_run, death)
     for _ in range(attempts - 1):
         if result.reproduced:
             break
-        result = _replay_once(finding, url, loop, request_timeout_s, keep_run)
+        result = _replay_once(finding, url, loop, request_timeout_s, keep_run, death)
     return result
 
 
 def _replay_once(finding: Finding, url: str, loop: EventLoopThread | None, request_timeout_s: float,
-                 keep_run: bool) -> LiveReplayResult:
-    run = LiveRun(url, loop=loop, request_timeout_s=request_timeout_s)
+                 keep_run: bool, death: Callable[[bool], str | None] | None = None) -> LiveReplayResult:
+    run = LiveRun(url, loop=loop, request_timeout_s=request_timeout_s, death=death)
     old = (finding.extra.get("live") or {}).get("token")
     ops = _retoken([s.action for s in finding.steps], old, run.token)
     seen: list[Violation] = []
@@ -128,8 +129,12 @@ class LiveShrinker:
     """ddmin over a live finding's ops (each candidate is a replay against the host), bounded."""
 
     def __init__(self, url: str, *, loop: EventLoopThread | None = None, budget_s: float = 10.0,
-                 max_attempts: int = 200) -> None:
+                 max_attempts: int = 200, keeper: Any = None, request_timeout_s: float = 5.0) -> None:
         self.url = url
+        self.request_timeout_s = request_timeout_s
+        #: The host's keeper (`live_host.HostKeeper`): each candidate runs against a living host
+        #: (one the previous candidate killed is restarted first), so a death finding shrinks.
+        self.keeper = keeper
         self.loop = loop
         self.budget_s = budget_s
         self.max_attempts = max_attempts
@@ -141,7 +146,14 @@ class LiveShrinker:
 
     def _check(self, f: Finding) -> LiveReplayResult | None:
         self.attempts += 1
-        result = replay_live(f, self.url, loop=self.loop)
+        if self.keeper is not None:
+            try:
+                self.url = self.keeper.ensure_alive()
+            except Exception:  # gone for good (a ws:// host) or cannot be restarted: stop shrinking
+                self._deadline = 0.0
+                return None
+        result = replay_live(f, self.url, loop=self.loop, request_timeout_s=self.request_timeout_s,
+                             death=self.keeper.death if self.keeper is not None else None)
         return result if result.reproduced else None
 
     def shrink(self, finding: Finding) -> Finding:
@@ -185,7 +197,9 @@ def _deletions(f: Finding) -> Iterator[Finding]:
 def replay_on_target(finding: Finding, target: Any, *, request_timeout_s: float = 5.0) -> LiveReplayResult:
     """Replay against a live target (`harness.targets.live.LiveTarget`): its host is started
     when the spelling says so (host:embedded, host-cmd:)."""
-    return replay_live(finding, target.url, request_timeout_s=request_timeout_s, attempts=REPLAY_ATTEMPTS)
+    death = getattr(target, "death", None)
+    return replay_live(finding, target.url, request_timeout_s=request_timeout_s, attempts=REPLAY_ATTEMPTS,
+                       death=death)
 
 
 def result_lines(result: LiveReplayResult, finding: Finding, target: str) -> list[str]:
@@ -198,6 +212,7 @@ def result_lines(result: LiveReplayResult, finding: Finding, target: str) -> lis
         lines.append(f"reproduced after op {result.step}: {result.message}")
     else:
         lines.append("does not reproduce: every op passed the live checks for this invariant")
-    lines += [f"  also: {v.invariant} [{v.severity}] {v.message}" for v in (result.violations or [])
-              if v.invariant != finding.invariant][:10]
+    also = dict.fromkeys(f"  also: {v.invariant} [{v.severity}] {v.message}" for v in (result.violations or [])
+                         if v.invariant != finding.invariant)  # a check re-fires every op: once each
+    lines += list(also)[:10]
     return lines

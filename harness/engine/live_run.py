@@ -54,6 +54,8 @@ from harness.reference import MalformedAction, Model, Profile
 from harness.spec.versions import introduced_in, is_client_dispatchable, parse_version
 from harness.targets.live import ROOT, ConnectionLost, RpcError, Transcript, WireConnection
 
+from .live_wild import death_violation, handshake, note_delivery, ping, quiesce
+
 T = TypeVar("T")
 JSON = Any
 State = dict[str, Any]
@@ -242,6 +244,7 @@ class SimClient:
     def on_notification(self, conn_id: int, method: str, params: dict[str, Any]) -> None:
         if self.conn is None or conn_id != self.conn.conn_id or method != "action":
             return
+        note_delivery(self.run, self, params)
         env = Envelope.from_params(params)
         self.view.envelopes.append(env)
         self._apply(env)
@@ -264,6 +267,10 @@ class SimClient:
         try:
             new = self.model.reduce(kind, v.confirmed[ch], env.action, 0)
         except MalformedAction:
+            new = v.confirmed[ch]
+        except Exception:  # a shape the reducers never meet (a host in the wild): not applied
+            if isinstance(env.action, dict) and isinstance(v.confirmed[ch], dict):
+                raise  # a real action the reference model chokes on: a harness bug, reported
             new = v.confirmed[ch]
         v.confirmed[ch] = new
         v.history.setdefault(ch, []).append((env.seq, new))
@@ -317,7 +324,8 @@ class SimClient:
             self.model = Model(Profile.for_version(version)) if isinstance(version, str) else None
         except ValueError:
             self.model = None
-        for snap in (res.get("snapshots") or []) if isinstance(res, dict) else []:
+        snaps = res.get("snapshots") if isinstance(res, dict) else None
+        for snap in snaps if isinstance(snaps, list) else []:
             self.take_snapshot(snap)
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
@@ -366,8 +374,10 @@ class SimClient:
             raise LiveFailure(TARGET_CRASH, f"client {self.view.index}: dispatchAction: {e}") from None
         return d
 
-    async def ping(self) -> None:
-        await self.request("ping", {"channel": ROOT})
+    async def ping(self) -> bool:
+        """A barrier on this connection: True when the host answered (a refusal is recorded as an
+        INV-H01 probe and makes the run quiesce by a timed drain instead)."""
+        return await ping(self)
 
 
 class LiveRun:
@@ -376,8 +386,16 @@ class LiveRun:
     def __init__(self, url: str, *, loop: EventLoopThread | None = None, token: str | None = None,
                  request_timeout_s: float = 5.0, drain_s: float = 0.25, snapshot_every: int | None = None,
                  full_every: int | None = None, skip: frozenset[str] = DEFAULT_SKIP,
-                 policy: SettlePolicy = LEAN, pool: ConnectionPool | None = None) -> None:
+                 policy: SettlePolicy = LEAN, pool: ConnectionPool | None = None,
+                 death: Callable[[bool], str | None] | None = None) -> None:
         self.url = url
+        #: Asks whether the host died (`lost`: a connection broke in the op): why, or None.
+        #: Given by whoever knows the host (a `host-cmd:` process, the embedded host, a URL).
+        self.death = death
+        self.host_dead: str | None = None
+        self.ping_refused = False  # ping was not answered with null once (an INV-H01 probe)
+        self.ping_silent = False  # ping got no answer: quiesce by a timed drain
+        self.probe_no = 0
         self.token = token or uuid.uuid4().hex[:8]
         self.loop = loop or EventLoopThread()
         self._own_loop = loop is None
@@ -405,7 +423,7 @@ class LiveRun:
         self.clients: dict[int, SimClient] = {}
         self.observers: dict[str, SimClient] = {}
         self.kinds: dict[str, str] = {ROOT: "root"}
-        self.obs = LiveObservation([], kinds=self.kinds)
+        self.obs = LiveObservation([], kinds=self.kinds, reduce=_reducer())
         self.ops: list[dict[str, Any]] = []
         self.steps = 0
         self._conn_no = 0
@@ -582,10 +600,29 @@ class LiveRun:
         """Run one op, wait for quiescence, run the live checks; return what they found."""
         self.ops.append(self._recorded(op))
         self.steps += 1
+        dead_before = sum(c.dead for c in self.clients.values())
         try:
-            return self.call(self._op_and_check(op, check))
+            found = self.call(self._op_and_check(op, check))
         except LiveFailure as f:
-            return [f.violation]
+            return self._died(True) or [f.violation]
+        finally:
+            if check:
+                self.obs.since_wire = len(self.obs.wire_probes)
+        # a connection lost in this op (a probe's, say) may be the host's death: look closer
+        return self._died(sum(c.dead for c in self.clients.values()) > dead_before) or found
+
+    def _died(self, lost: bool) -> list[Violation]:
+        """The host's death, once, as the finding of this op (else [])."""
+        if self.death is None or self.host_dead is not None:
+            return []
+        why = self.death(lost)
+        if why is None:
+            return []
+        self.host_dead = why
+        if self.pool is not None:  # connections to a dead host: none is handed to a later run
+            with contextlib.suppress(Exception):
+                self.loop.run(self.pool.aclose(), 10.0)
+        return [death_violation(self, why)]
 
     async def _op_and_check(self, op: dict[str, Any], check: bool) -> list[Violation]:
         try:
@@ -611,6 +648,9 @@ class LiveRun:
             return
         if name == "connect":
             await self._connect(i, op)
+            return
+        if name == "handshake":
+            await handshake(self, op)
             return
         c = self.client(i)
         if c is None:
@@ -698,11 +738,14 @@ class LiveRun:
                     await c.subscribe(ch)
             return
         if isinstance(r.result, dict) and r.result.get("type") == "snapshot":
-            for snap in r.result.get("snapshots") or []:
+            snaps = r.result.get("snapshots")
+            for snap in snaps if isinstance(snaps, list) else []:
                 c.take_snapshot(snap)
         elif isinstance(r.result, dict):
-            for gone in r.result.get("missing") or []:
-                v.subscribed.discard(gone)
+            gone = r.result.get("missing")
+            for uri in gone if isinstance(gone, list) else []:
+                if isinstance(uri, str):
+                    v.subscribed.discard(uri)
 
     async def _garbage(self, c: SimClient, frame: str) -> None:
         assert c.conn is not None
@@ -712,6 +755,8 @@ class LiveRun:
         try:
             await c.conn.send_raw(frame)
             await c.conn.request("ping", {"channel": ROOT}, self.request_timeout_s)
+        except RpcError:
+            pass  # answered (a host that refuses ping is INV-H01's): the connection is alive
         except (ConnectionLost, TimeoutError) as e:
             p.alive, p.detail = False, f"({e})"
             c.dead = True
@@ -726,32 +771,43 @@ class LiveRun:
         `sources` None (or the thorough policy): a ping on every ready client. Otherwise a ping on
         the ready clients among `sources` (those that sent the op's frames; none when `answered`:
         the answer to their last request was their barrier), then each other client is either
-        caught up (`_caught_up`) within a few loop turns or pinged as well."""
+        caught up (`_caught_up`) within a few loop turns or pinged as well.
+
+        A host that leaves a ping unanswered gets livewild's fallback (`live_wild.quiesce`) under
+        either policy: a timed drain instead, here and in every later barrier of the run — an
+        unanswered ping proves nothing about the clients it was meant to prove caught up."""
         ready = self.ready_clients()
-        if sources is None or self.policy.barrier == "all":
-            self.stats["pings"] += len(ready)
-            await asyncio.gather(*(c.ping() for c in ready))
+        if sources is None or self.policy.barrier == "all" or self.ping_silent:
+            self.stats["pings"] += 0 if self.ping_silent else len(ready)
+            await self._quiesce(ready)
             return
         first = [c for c in ready if any(c is s for s in sources)]
         rest = [c for c in ready if not any(c is f for f in first)]
         if not answered:
             self.stats["pings"] += len(first)
-            if len(first) == 1:
-                await first[0].ping()  # the common case: no task for a gather of one
-            else:
-                await asyncio.gather(*(c.ping() for c in first))
+            if not await self._quiesce(first):
+                return  # drained: every client, not only these
         lagging = await self._lagging(rest, first)
         while len(lagging) > 1:
             # the one watching most is pinged first: what it received may prove the others
             witness = max(lagging, key=lambda c: len(c.view.subscribed))
             self.stats["pings"] += 1
-            await witness.ping()
+            if not await self._quiesce([witness]):
+                return
             first.append(witness)
             lagging = await self._lagging([c for c in lagging if c is not witness], first)
         self.stats["pings"] += len(lagging)
-        if lagging:
-            await lagging[0].ping()
+        if lagging and not await self._quiesce(lagging[:1]):
+            return
         self.stats["pingsSkipped"] += len(rest) - sum(1 for c in first if any(c is r for r in rest)) - len(lagging)
+
+    async def _quiesce(self, clients: list[SimClient]) -> bool:
+        """Ping `clients` (`live_wild.quiesce`): True when the host answered each (an error answer
+        is a barrier too), False when it fell back to a timed drain of the whole run."""
+        if await quiesce(self, clients):
+            return True
+        self.stats["drains"] += 1
+        return False
 
     async def _lagging(self, clients: list[SimClient], pinged: list[SimClient]) -> list[SimClient]:
         """The `clients` not proven caught up by what the `pinged` ones received, after up to
@@ -1081,9 +1137,10 @@ class LiveRun:
     def close(self, *, reuse: bool = True) -> None:
         """Close the run's connections — or, with a `pool` (and `reuse`), hand the clean ones to
         it for the next run: clients still ready, never reconnected, with nothing pending (their
-        channels other than root unsubscribed), and the observers (they hold no subscription)."""
+        channels other than root unsubscribed), and the observers (they hold no subscription).
+        Nothing is handed on once the host died in this run (`host_dead`)."""
         keep: list[tuple[tuple[Any, ...], SimClient]] = []
-        if self.pool is not None and reuse:
+        if self.pool is not None and reuse and self.host_dead is None:
             keep += [(("client", self.url, c.spec), c) for c in self.clients.values() if self._reusable(c)]
             keep += [(("observer", self.url, o.spec), o) for o in self.observers.values() if self._reusable(o)]
         kept = {id(c) for _, c in keep}
@@ -1157,6 +1214,29 @@ def _profile_rank(key: str) -> tuple[tuple[int, ...], int]:
     except ValueError:
         v = ()
     return v, {"collections": 2, "flat": 1}.get(shown, 0)
+
+
+def _reducer() -> Callable[[str, str, State, Any], State]:
+    """`LiveObservation.reduce`: the reference reducers of a version, models made on first use."""
+    models: dict[str, Model] = {}
+
+    def reduce(version: str, kind: str, state: State, action: Any) -> State:
+        model = models.get(version)
+        if model is None:
+            try:
+                model = models[version] = Model(Profile.for_version(version))
+            except ValueError:
+                return state
+        try:
+            return model.reduce(kind, state, action, 0)
+        except MalformedAction:
+            return state
+        except Exception:
+            if isinstance(action, dict):
+                raise
+            return state
+
+    return reduce
 
 
 def _tool_status(state: State, action: dict[str, Any]) -> str | None:

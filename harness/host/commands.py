@@ -58,13 +58,15 @@ def _int(params: Params, key: str) -> int:
 
 def initialize(host: Host, conn: Connection, params: Params) -> Any:
     _root_only(params)
-    if conn.ready:
+    if conn.ready and not host.defects.has("rebinds-on-reinitialize"):
         raise rpc.RpcError(rpc.INVALID_REQUEST, "Invalid Request: the connection is already initialized")
     offered = params.get("protocolVersions")
     if not isinstance(offered, list) or not offered or not all(isinstance(v, str) for v in offered):
         raise rpc.invalid_params("protocolVersions must be a non-empty array of version strings")
     client_id = _str(params, "clientId")
     chosen = next((v for v in offered if v in host.config.versions), None)
+    if host.defects.has("version-not-offered"):
+        chosen = host.config.versions[0]  # "negotiates" its own newest version, offered or not
     if chosen is None:
         raise rpc.RpcError(
             rpc.UNSUPPORTED_PROTOCOL_VERSION,
@@ -159,6 +161,10 @@ def dispatch_action(host: Host, conn: Connection, params: Params) -> Any:
         return None
     reason, action = validation.check(host, conn, uri, ch, action)
     before_turns = ch.state.get("turns", [])
+    if reason is None and host.defects.has("never-applies"):
+        host.collections_seen = host.collections_seen or _has_collection(action)
+        host.emit(uri, action, origin=origin)  # accepted, never applied (no agent reaction either)
+        return None
     if reason is None:
         try:
             host.reduce(uri, action)

@@ -45,6 +45,10 @@ DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 DEFAULT_REPLAY_BUFFER = 1000
 
 
+class HostDied(Exception):
+    """The host dies (the `dies-on-null` defect): the transport ends the process or the server."""
+
+
 @dataclass(frozen=True)
 class HostConfig:
     """Everything a host run is configured by (all defaults are deterministic)."""
@@ -116,6 +120,8 @@ class Host:
         self.collections_seen = False
         self._emitted = 0
         self._connections_made = 0
+        #: Why the host died (the `dies-on-null` defect), or None while it serves.
+        self.dead: str | None = None
         self.methods, self.before_initialize = _load_methods()
         self.methods.update(config.extra_methods)
         self.before_initialize |= {"initialize", "ping", "reconnect"}
@@ -171,7 +177,11 @@ class Host:
         conn.subscriptions.clear()
 
     def handle_frame(self, conn: Connection, frame: str | bytes) -> None:
-        """Handle one inbound WebSocket message completely (never raises for bad input)."""
+        """Handle one inbound WebSocket message completely (never raises for bad input, except
+        `HostDied` when a defect makes the host die)."""
+        if self.defects.has("dies-on-null") and _bare_null(frame):
+            self.dead = "TypeError: 'NoneType' object is not subscriptable (handling a frame that is null)"
+            raise HostDied(self.dead)
         parsed = rpc.classify(frame)
         if isinstance(parsed, rpc.Reject):
             if parsed.answer is not None:
@@ -193,11 +203,17 @@ class Host:
             except Exception:  # a notification never gets an answer; the host keeps serving
                 _log.exception("notification %s failed", call.method)
             return
-        if handler is None or (not conn.ready and call.method not in self.before_initialize):
+        early = not conn.ready and call.method not in self.before_initialize
+        if early and handler is not None and self.defects.has("serves-before-initialize"):
+            early = False
+        if handler is None or early:
             what = "Method not found" if handler is None else "Method not found before initialize"
             conn.send(rpc.error_response(call.req_id, rpc.RpcError(rpc.METHOD_NOT_FOUND, f"{what}: {call.method}")))
             return
         if call.method == "ping":  # answered always, whatever its params (WIRE.md §10)
+            if self.defects.has("no-ping"):
+                conn.send(rpc.error_response(call.req_id, rpc.RpcError(rpc.METHOD_NOT_FOUND, "Method not found: ping")))
+                return
             conn.send(rpc.result_response(call.req_id, None))
             return
         if not isinstance(call.params, dict):
@@ -243,18 +259,22 @@ class Host:
         if rejection is not None:
             env["rejectionReason"] = rejection
         self.buffer.append(env)
-        for conn in self.connections:
-            if channel in conn.subscriptions:
-                shown = self.project_envelope(env, conn)
-                if shown is not None:
-                    conn.send(rpc.notification("action", shown))
+        receivers = [c for c in self.connections if c.ready and channel in c.subscriptions]
+        if origin is not None and self.defects.has("echo-to-newest-socket"):
+            # one "active" socket, as a lenient mock keeps: the newest connection, subscribed or not
+            newest = max((c for c in self.connections if c.ready), key=lambda c: c.number, default=None)
+            receivers = [newest] if newest is not None else []
+        for conn in receivers:
+            shown = self.project_envelope(env, conn)
+            if shown is not None:
+                conn.send(rpc.notification("action", shown))
         return env
 
     def notify_root(self, method: str, params: State) -> None:
         """A protocol notification to root subscribers (ephemeral: never replayed)."""
         message = rpc.notification(method, {"channel": rpc.ROOT, **params})
         for conn in self.connections:
-            if rpc.ROOT in conn.subscriptions:
+            if conn.ready and rpc.ROOT in conn.subscriptions:
                 conn.send(self.project_payload(message, conn))
 
     # -- projection per connection ----------------------------------------------------------
@@ -400,6 +420,11 @@ class Host:
     def close_all(self) -> None:
         for conn in list(self.connections):
             conn.request_close(rpc.CLOSE_NORMAL, "host shutting down")
+
+
+def _bare_null(frame: str | bytes) -> bool:
+    text = frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
+    return text.strip() == "null"
 
 
 _SUMMARY_KEYS = ("resource", "title", "status", "activity", "modifiedAt", "origin", "interactivity", "workingDirectories")

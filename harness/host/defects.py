@@ -156,6 +156,50 @@ DEFECTS: dict[str, Defect] = {
             "INV-044",
             "chat/turnCancelled with no active turn MUST be rejected",
         ),
+        # -- imitations of lenient hosts in the wild (issue 16): handshake, liveness, delivery --
+        _d(
+            "no-ping",
+            "ping is answered with -32601 (Method not found) instead of null",
+            "INV-H01",
+            "WIRE.md §3.1/§4.1: ping MUST be answered (with null), before initialize too",
+        ),
+        _d(
+            "dies-on-null",
+            "a frame that is the bare JSON value null kills the host (the process exits with status 70)",
+            "TARGET-DIED INV-H09",
+            "WIRE.md §10 / JSON-RPC 2.0: a frame that is not a request object gets -32600 with id null",
+        ),
+        _d(
+            "never-applies",
+            "client actions are validated and echoed as accepted but never applied to the state",
+            "INV-H07",
+            "guide/actions.md: an accepted action is applied; snapshots show it",
+        ),
+        _d(
+            "echo-to-newest-socket",
+            "echoes of client actions go only to the newest connection, not to the channel's subscribers",
+            "INV-045 INV-047",
+            "an echo goes to every subscriber of the channel, the dispatcher included",
+        ),
+        _d(
+            "version-not-offered",
+            "initialize negotiates the host's newest version whatever the client offered",
+            "INV-046 INV-H04",
+            "initialize: protocolVersion MUST be one of the offered entries (else -32005)",
+            needs="a client that does not offer the host's newest version",
+        ),
+        _d(
+            "rebinds-on-reinitialize",
+            "a second initialize on a connection re-binds it instead of failing",
+            "INV-H03",
+            "initialize MUST be the first request, once per connection; a second one is an error (-32600)",
+        ),
+        _d(
+            "serves-before-initialize",
+            "requests other than ping/initialize/reconnect are served before initialize",
+            "INV-H02",
+            "initialize MUST be first: other requests before it are errors (-32601)",
+        ),
         # -- command-level defects of the file surface (harness/host/resources.py) --
         _d(
             "resource-read-traversal",

@@ -28,6 +28,7 @@ from .core import (
     DEFAULT_VERSIONS,
     Host,
     HostConfig,
+    HostDied,
     Method,
 )
 
@@ -92,10 +93,28 @@ class HostServer:
         await self.aclose()
 
 
-async def serve_host(config: HostConfig | None = None, *, port: int = 0) -> HostServer:
-    """Start a host on 127.0.0.1:`port` (0 = any free port) in the running loop."""
+#: WebSocket close code of every connection when the in-process host dies (internal error).
+CLOSE_DIED = 1011
+
+
+async def serve_host(config: HostConfig | None = None, *, port: int = 0,
+                     on_death: Callable[[str], None] | None = None) -> HostServer:
+    """Start a host on 127.0.0.1:`port` (0 = any free port) in the running loop.
+
+    When a defect makes the host die (`HostDied`), `on_death(reason)` is called (the standalone
+    `ahp-fuzz host` exits the process there); without it the host goes away in-process: every
+    connection is closed (1011) and the server stops listening."""
     config = config or HostConfig()
     host = Host(config)
+    holder: list[HostServer] = []
+
+    def die(reason: str) -> None:
+        if on_death is not None:
+            on_death(reason)
+        for c in list(host.connections):
+            c.request_close(CLOSE_DIED, "host died")
+        if holder:
+            holder[0]._server.close()  # stop listening at once: the host is gone
 
     async def handler(ws: ServerConnection) -> None:
         queue: asyncio.Queue[str | _Close] = asyncio.Queue()
@@ -114,8 +133,13 @@ async def serve_host(config: HostConfig | None = None, *, port: int = 0) -> Host
             async for frame in ws:
                 if host.defects.has("crash-on-invalid-json") and _not_json(frame):
                     raise InjectedCrash("injected defect: crash on a frame that is not JSON")
+                if host.dead is not None:
+                    break
                 try:
                     host.handle_frame(conn, frame)
+                except HostDied as e:
+                    die(str(e))
+                    break
                 except Exception:  # a host bug must not take the connection down with it
                     _ws_log.exception("frame handling failed")
                     queue.put_nowait(_INTERNAL_ERROR)
@@ -136,7 +160,8 @@ async def serve_host(config: HostConfig | None = None, *, port: int = 0) -> Host
         ping_interval=None,
         logger=_ws_log,
     )
-    return HostServer(host, server)
+    holder.append(HostServer(host, server))
+    return holder[0]
 
 
 class RunningHost:

@@ -147,3 +147,102 @@ INV_X05 = catalogue_entry(
     "that pins internally differs from the embedded host here, hence severity divergence.",
     elsewhere=LIVE,
 )
+
+# -- a host in the wild (issue 16): the handshake, liveness and error codes WIRE.md requires ----
+# Checked on probes the live machine sends (`handshake` ops, the ping barrier, bare JSON values):
+# each is a plain live-run finding, never a harness crash.
+
+_WILD = "A harness addition (issue 16): checked by the live machine's probes (engine/live_wild.py)."
+
+INV_H01 = catalogue_entry(
+    "INV-H01",
+    "ping is answered with null",
+    severity="violation",
+    scope="wire",
+    source="WIRE.md §1 (keep-alive), §3.1 and §4.1 (ping: MUST answer, even before initialize)",
+    statement="A ping request is answered with result null, before and after initialize.",
+    note=_WILD + " When ping is refused the barrier falls back to a timed drain.",
+    elsewhere=LIVE,
+)
+INV_H02 = catalogue_entry(
+    "INV-H02",
+    "Requests before initialize are refused",
+    severity="violation",
+    scope="wire",
+    source="WIRE.md §3.1 (initialize MUST be first; VS Code answers -32601)",
+    statement="On a fresh connection, a request other than ping, initialize or reconnect is answered "
+    "with an error, not served.",
+    note=_WILD,
+    elsewhere=LIVE,
+)
+INV_H03 = catalogue_entry(
+    "INV-H03",
+    "A second initialize is refused",
+    severity="violation",
+    scope="wire",
+    source="WIRE.md §3.1 (initialize is the first request of a connection; interop host: -32600)",
+    statement="A second initialize on an initialized connection is answered with an error and does "
+    "not re-bind the connection.",
+    note=_WILD,
+    elsewhere=LIVE,
+)
+INV_H04 = catalogue_entry(
+    "INV-H04",
+    "Version negotiation refuses what it cannot speak",
+    severity="violation",
+    scope="wire",
+    source="WIRE.md §3.1 (no acceptable version → -32005 UnsupportedProtocolVersion; "
+    "protocolVersion MUST be one of the offered entries)",
+    statement="initialize offering only versions the host does not speak is answered with -32005; an "
+    "empty protocolVersions list is answered with an error; neither negotiates a version.",
+    note=_WILD,
+    elsewhere=LIVE,
+)
+INV_H05 = catalogue_entry(
+    "INV-H05",
+    "Unknown methods get -32601",
+    severity="violation",
+    scope="wire",
+    source="JSON-RPC 2.0 §5.1 (-32601 Method not found); WIRE.md §2",
+    statement="A request for a method the host does not have is answered with error -32601.",
+    note=_WILD,
+    elsewhere=LIVE,
+)
+INV_H06 = catalogue_entry(
+    "INV-H06",
+    "Invalid params get -32602",
+    severity="divergence",
+    scope="wire",
+    source="JSON-RPC 2.0 §5.1 (-32602 Invalid params); WIRE.md §2 (params always carry a channel URI "
+    "string); §10",
+    statement="A request whose params are invalid (a channel that is not a string) is answered with "
+    "error -32602.",
+    note=_WILD + " Severity divergence: JSON-RPC names the code, AHP does not make it a MUST.",
+    elsewhere=LIVE,
+)
+INV_H07 = catalogue_entry(
+    "INV-H07",
+    "An accepted action is applied",
+    severity="violation",
+    scope="live",
+    source="guide/actions.md §Action Envelope (an envelope without rejectionReason is applied); "
+    "guide/reconciliation.md",
+    statement="A client action echoed without rejectionReason, that the reference model says "
+    "changes the channel's state, shows in the host's next snapshot of that channel.",
+    note=_WILD + " Reported instead of an INV-042 mismatch when the snapshot is exactly the state "
+    "without the accepted client actions.",
+    elsewhere=LIVE,
+)
+INV_H09 = catalogue_entry(
+    "INV-H09",
+    "A JSON value that is not a request gets -32600 and the connection survives",
+    severity="violation",
+    scope="wire",
+    source="JSON-RPC 2.0 §4, §5.1 (-32600 Invalid Request, id null; an empty batch is invalid); "
+    "WIRE.md §1 (AHP never uses batches) and §10",
+    statement="A frame that is valid JSON but not a request object (null, a number, a string, a "
+    "boolean, an array) is answered with -32600 and id null (an array: -32600 or silence), and the "
+    "connection stays open.",
+    note=_WILD,
+    elsewhere=LIVE,
+)

@@ -130,6 +130,48 @@ class Probe:
     alive: bool = True  # a ping afterwards was answered
     detail: str = ""
 
+    @property
+    def is_json(self) -> bool:
+        """The frame is valid JSON (a bare value or an array: -32600 expected, not -32700)."""
+        import json
+
+        try:
+            json.loads(self.frame)
+        except ValueError:
+            return False
+        return True
+
+
+@dataclass
+class WireProbe:
+    """One handshake or error-code probe (issue 16): a request sent to learn how the host answers.
+
+    `check` is the live check that judges it ("ping", "before-initialize", "second-initialize",
+    "unknown-version", "empty-versions", "unknown-method", "bad-params"); `answered` False means
+    no answer came (`lost` says why)."""
+
+    check: str
+    method: str
+    params: JSON
+    result: JSON = None
+    error: dict[str, Any] | None = None
+    answered: bool = True
+    lost: str = ""
+    connection: int | None = None
+    #: After a second initialize, a ping on the same connection was still answered (not closed).
+    note: str = ""
+
+    @property
+    def code(self) -> Any:
+        return self.error.get("code") if isinstance(self.error, dict) else None
+
+    def answer(self) -> str:
+        if not self.answered:
+            return f"no answer ({self.lost})" if self.lost else "no answer"
+        if self.error is not None:
+            return f"error {self.code} {str(self.error.get('message', ''))[:60]!r}"
+        return f"result {_short(self.result, 60)}"
+
 
 @dataclass
 class ClientView:
@@ -207,6 +249,18 @@ class LiveObservation:
     #: Per client index: the first envelope / dispatch / command not yet checked.
     since_env: dict[int, int] = field(default_factory=dict)
     since_disp: dict[int, int] = field(default_factory=dict)
+    #: Handshake and error-code probes (issue 16), and how many the checks have seen.
+    wire_probes: list[WireProbe] = field(default_factory=list)
+    since_wire: int = 0
+    #: (clientId, clientSeq) of an echo -> the connections (described) that received it: names the
+    #: connection an echo went to when it never reached its dispatcher (INV-045).
+    delivered: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    #: The reference reducers, `reduce(version, kind, state, action) -> state` (a malformed action
+    #: leaves the state unchanged): lets a check re-fold a client's view another way (INV-H07).
+    reduce: Callable[[str, str, State, Any], State] | None = None
+
+    def new_wire_probes(self, check: str) -> list[WireProbe]:
+        return [p for p in self.wire_probes[self.since_wire:] if p.check == check]
 
     def main_fresh(self) -> dict[str, Snapshot]:
         """The fresh snapshots of the richest profile present (newest version, collections

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from . import live_handshake as hs
 from . import live_scenarios as sc
 from . import live_state as stt
 from . import live_wire as wire
@@ -41,6 +42,14 @@ LIVE_CHECKS: tuple[LiveCheck, ...] = tuple(
             LiveCheck("INV-053", sc.client_dispatchable_only),
             LiveCheck("INV-X04", wire.malformed_frames),
             LiveCheck("INV-X05", sc.chat_attachment_pinned),
+            LiveCheck("INV-H01", hs.ping_answered),
+            LiveCheck("INV-H02", hs.refused_before_initialize),
+            LiveCheck("INV-H03", hs.second_initialize_refused),
+            LiveCheck("INV-H04", hs.version_refused),
+            LiveCheck("INV-H05", hs.unknown_method),
+            LiveCheck("INV-H06", hs.bad_params),
+            LiveCheck("INV-H07", stt.accepted_applied),
+            LiveCheck("INV-H09", hs.bare_values),
         ),
         key=lambda c: sort_key(c.id),
     )

@@ -7,12 +7,14 @@ observer took at quiescence, and clients with each other. States are compared wi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from itertools import combinations
+from collections.abc import Callable, Iterator
+from itertools import combinations, pairwise
 from typing import Any
 
-from .live_base import LiveObservation, profile_key, state_difference
+from .live_base import ClientView, Envelope, LiveObservation, profile_key, state_difference
 from .live_wire import must_reject
+
+State = dict[str, Any]
 
 ACTIVITY_MASK = 31
 IDLE, ERROR, IN_PROGRESS, INPUT_NEEDED = 1, 2, 8, 24
@@ -32,18 +34,120 @@ def snapshot_replay(obs: LiveObservation) -> Iterator[str]:
             mine = c.state_at(ch, snap.from_seq)
             if mine is None:
                 continue
-            theirs = snap.state
-            if obs.kinds.get(ch) in ("session", "chat") and (c.version or "") < "0.7.0":
-                # A pre-0.7.0 peer sees the singular workingDirectory projected from the 0.7.0
-                # set, which only 0.7.0 actions change: a profile mismatch, not a host bug. A
-                # 0.7.0-only field shown to it is INV-046's finding, not this one's.
-                mine, theirs = _pre_070(mine), _pre_070(theirs)
+            norm = _normalizer(obs, c, ch)
+            mine, theirs = norm(mine), norm(snap.state)
             diff = state_difference(mine, theirs)
             if diff:
+                if c.pending.get(ch):
+                    continue  # an own dispatch never echoed: the fold lacks it (INV-045's finding)
+                if unapplied(obs, c, ch, snap.from_seq, theirs, norm):
+                    continue  # the host never applied accepted client actions: INV-H07's finding
                 yield (
                     f"client {c.index}: {ch} folded from its snapshot and envelopes up to serverSeq "
-                    f"{snap.from_seq} differs from a fresh snapshot at {diff}"
+                    f"{snap.from_seq} differs from a fresh snapshot at {diff}{_diverged_at(c, ch, snap.from_seq, theirs, diff, norm)}"
                 )
+
+
+def _envelope_at(c: ClientView, ch: str, seq: Any) -> Envelope | None:
+    for e in reversed(c.envelopes):
+        if e.channel == ch and e.seq == seq:
+            return e
+    return None
+
+
+def _describe(e: Envelope | None, seq: Any) -> str:
+    if e is None:
+        return f"serverSeq {seq}"
+    who = (f"client {e.origin.get('clientId')}'s clientSeq {e.origin.get('clientSeq')}"
+           if isinstance(e.origin, dict) else "server-originated")
+    return f"serverSeq {e.seq} ({e.type}, {who})"
+
+
+def _fold_steps(c: ClientView, ch: str, upto: int,
+                norm: Callable[[Any], Any] = lambda s: s) -> list[tuple[int, State]]:
+    return [(s, norm(st)) for s, st in c.history.get(ch, []) if isinstance(s, int) and s <= upto]
+
+
+def unapplied(obs: LiveObservation, c: ClientView, ch: str, upto: int, theirs: Any,
+              norm: Callable[[Any], Any] = lambda s: s) -> list[Envelope]:
+    """The accepted client actions a host never applied (else []): the client's fold of its
+    snapshot with every non-rejected envelope up to `upto` *except* the client-originated ones
+    equals the host's snapshot `theirs`, while the full fold does not. Those client envelopes
+    that changed the fold are returned (the reference model says they change the state)."""
+    h = c.history.get(ch) or []
+    if obs.reduce is None or not h or not isinstance(h[0][0], int):
+        return []
+    base_seq, state = h[0]
+    changed_by = {seq for (_, a), (seq, b) in pairwise(h) if isinstance(seq, int) and seq <= upto
+                  and state_difference(a, b) is not None}
+    kind = obs.kinds.get(ch, "")
+    skipped: list[Envelope] = []
+    for e in c.envelopes:
+        if e.channel != ch or e.rejected or e.replayed or not isinstance(e.seq, int) or not base_seq < e.seq <= upto:
+            continue
+        if isinstance(e.origin, dict):
+            if e.seq in changed_by:
+                skipped.append(e)
+            continue
+        state = obs.reduce(c.version or "", kind, state, e.action)
+    if not skipped or state_difference(norm(state), theirs) is not None:
+        return []
+    return skipped
+
+
+def _diverged_at(c: ClientView, ch: str, upto: int, theirs: Any, diff: str,
+                 norm: Callable[[Any], Any] = lambda s: s) -> str:
+    """Name the envelope where the fold and the host part: the first one after the last point
+    where the fold equals the host's snapshot, else the last envelope that changed `diff`'s path."""
+    steps = _fold_steps(c, ch, upto, norm)
+    for k in range(len(steps) - 2, -1, -1):
+        if state_difference(steps[k][1], theirs) is None:
+            seq = steps[k + 1][0]
+            return (f"; the snapshot equals the fold up to serverSeq {steps[k][0]}: the first envelope "
+                    f"it does not reflect is {_describe(_envelope_at(c, ch, seq), seq)}")
+    top = _top_key(diff)
+    for (_, before), (seq, after) in reversed(list(pairwise(steps))):
+        d = state_difference(before, after)
+        if d and _top_key(d) == top:
+            return f"; the last envelope that changed .{top} is {_describe(_envelope_at(c, ch, seq), seq)}"
+    return ""
+
+
+def _top_key(diff: str) -> str:
+    """The top-level key a `first_difference` path starts with (`.turns[0].id: …` → `turns`)."""
+    return diff.split(":")[0].split(" ")[0].lstrip(".").split(".")[0].split("[")[0]
+
+
+def accepted_applied(obs: LiveObservation) -> Iterator[str]:
+    """INV-H07 (guide/actions.md §Action Envelope: an envelope without rejectionReason is
+    applied): an accepted client action the reference model says changes the state shows in the
+    host's next snapshot. Fires when the snapshot is exactly the fold without those actions."""
+    for c in obs.clients:
+        for ch, snap in obs.fresh_for(c).items():
+            if ch not in c.subscribed or not isinstance(snap.from_seq, int):
+                continue
+            mine = c.state_at(ch, snap.from_seq)
+            norm = _normalizer(obs, c, ch)
+            if mine is None or c.pending.get(ch) or state_difference(norm(mine), norm(snap.state)) is None:
+                continue
+            never = unapplied(obs, c, ch, snap.from_seq, norm(snap.state), norm)
+            if never:
+                first = never[0]
+                yield (
+                    f"client {c.index}: accepted but never applied: {_describe(first, first.seq)} on {ch} "
+                    f"was echoed as accepted and changes the state by the reference model, but the host's "
+                    f"snapshot at serverSeq {snap.from_seq} does not show it"
+                    + (f" (nor {len(never) - 1} later accepted action(s))" if len(never) > 1 else "")
+                )
+
+
+def _normalizer(obs: LiveObservation, c: ClientView, ch: str) -> Callable[[Any], Any]:
+    """How a client's fold and a snapshot are compared: a pre-0.7.0 peer sees the singular
+    workingDirectory projected from the 0.7.0 set, which only 0.7.0 actions change (a profile
+    mismatch, not a host bug; a 0.7.0-only field shown to it is INV-046's finding)."""
+    if obs.kinds.get(ch) in ("session", "chat") and (c.version or "") < "0.7.0":
+        return _pre_070
+    return lambda s: s
 
 
 def _pre_070(state: Any) -> Any:
@@ -77,9 +181,12 @@ def converges(obs: LiveObservation) -> Iterator[str]:
         for ch, queue in sorted(c.pending.items()):
             if queue and ch in c.subscribed:
                 d = queue[0]
+                went = obs.delivered.get((c.client_id, d.client_seq))
+                where = (f"; its echo was delivered to {', '.join(went)} instead (not to the dispatcher's "
+                         "connection)") if went else ""
                 yield (
                     f"client {c.index}: {len(queue)} dispatch(es) on {ch} never echoed, first "
-                    f"clientSeq {d.client_seq} ({d.type}): optimistic state cannot reconcile"
+                    f"clientSeq {d.client_seq} ({d.type}): optimistic state cannot reconcile{where}"
                 )
     for a, b, ch in _pairs(obs, same_delivery=True):
         diff = state_difference(a.confirmed[ch], b.confirmed[ch])

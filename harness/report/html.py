@@ -3,8 +3,10 @@
 Everything is inline: CSS, a small script, the report data as JSON and the charts, drawn as SVG by
 the script. The script fills the summary, the outcome matrix and the charts from the embedded
 `report.json` and then sets `data-rendered="true"` on `<body>` (what the headless-browser test
-waits for). Findings (minimal trace, state diff, replay command) and the invariant table are
-rendered here in Python, escaped.
+waits for). Everything a reader needs without a script is rendered here in Python, escaped: the
+verdict banner and the rerun command (html_sections), the findings grouped by root cause with
+absolute replay commands (html_findings, html_commands), the known upstream issues, the branch
+coverage with a reason for every module at 0 %, and the invariant table.
 """
 
 from __future__ import annotations
@@ -13,25 +15,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.corpus.finding import Finding, FindingFormatError, load_finding
-from harness.diff import json_diff
 from harness.invariants.catalogue import as_dict
 from harness.invariants.registry import REGISTRY
-from harness.reference import MalformedAction, Model, Profile
 
+from .html_commands import run_origin
+from .html_escape import embed, esc
+from .html_findings import findings_html
+from .html_sections import banner_html, branch_files_html, known_html
 from .writers import write_atomic
 
-_E = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
-
-
-def esc(value: Any) -> str:
-    return "".join(_E.get(ch, ch) for ch in str(value))
-
-
-def _embed(data: Any) -> str:
-    """JSON safe inside a <script> element."""
-    return (json.dumps(data, ensure_ascii=False, sort_keys=True)
-            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+__all__ = ["esc", "render", "resolve_finding", "write_html"]
 
 
 def resolve_finding(entry: dict[str, Any], run_dir: Path) -> Path | None:
@@ -44,67 +37,6 @@ def resolve_finding(entry: dict[str, Any], run_dir: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def _state_before_failing_step(f: Finding) -> Any:
-    """The reference model's state just before the failing step (probe steps move nothing)."""
-    try:
-        model = Model(Profile.named(f.profile))
-    except ValueError:
-        return None
-    state: Any = f.initial
-    for step in f.steps[: f.failing_step]:
-        if step.probe:
-            continue
-        try:
-            state = model.reduce(f.kind, state, step.action, step.now_ms)
-        except (MalformedAction, ValueError):
-            continue
-    return state
-
-
-def _finding_html(entry: dict[str, Any], run_dir: Path) -> str:
-    path = resolve_finding(entry, run_dir)
-    finding: Finding | None = None
-    if path is not None:
-        try:
-            finding = load_finding(path)
-        except FindingFormatError:
-            finding = None
-    head = (
-        f'<h3><span class="sev sev-{esc(entry.get("severity"))}">{esc(entry.get("severity"))}</span> '
-        f'{esc(entry.get("invariant"))} on {esc(entry.get("kind"))} — {esc(entry.get("title"))}</h3>'
-        f'<p class="msg">{esc(entry.get("message"))}</p>'
-        f'<p>signature <code>{esc(entry.get("signature"))}</code>, {esc(entry.get("steps"))} step(s), '
-        f'{"reproduced on replay" if entry.get("reproduced") else "<b>did not reproduce on replay</b>"}</p>'
-        f'<p>replay: <code class="replay">{esc(entry.get("replay"))}</code></p>'
-    )
-    if finding is None:
-        return f'<div class="finding" data-signature="{esc(entry.get("signature"))}">{head}<p>(finding file not found)</p></div>'
-    rows = []
-    for i, step in enumerate(finding.steps):
-        mark = " failing" if i == finding.failing_step else ""
-        probe = " (probe)" if step.probe else ""
-        rows.append(
-            f'<tr class="step{mark}"><td>{i + 1}</td><td>{step.now_ms}</td>'
-            f'<td><pre>{esc(json.dumps(step.action, ensure_ascii=False, sort_keys=True))}</pre>{probe}</td></tr>'
-        )
-    before = _state_before_failing_step(finding)
-    after = finding.expected if finding.expected is not None else finding.observed
-    step_diff = json_diff(before, after, limit=40) if before is not None and isinstance(after, dict) else []
-    step_diff = [line.replace(": expected ", ": before ", 1).replace(", got ", ", after ", 1) for line in step_diff]
-    div = (json_diff(finding.expected, finding.observed, limit=40)
-           if finding.expected is not None and isinstance(finding.observed, dict | list) else [])
-    diff_html = "".join(f"<li><code>{esc(line)}</code></li>" for line in step_diff) or "<li>(no change)</li>"
-    div_html = ("<h4>expected (reference model) vs observed (target)</h4><ul>"
-                + "".join(f"<li><code>{esc(line)}</code></li>" for line in div) + "</ul>") if div else ""
-    initial = esc(json.dumps(finding.initial, ensure_ascii=False, sort_keys=True, indent=1))
-    return (
-        f'<div class="finding" data-signature="{esc(finding.signature)}">{head}'
-        f"<details><summary>initial state</summary><pre>{initial}</pre></details>"
-        f'<h4>minimal trace</h4><table class="trace"><tr><th>#</th><th>nowMs</th><th>action</th></tr>{"".join(rows)}</table>'
-        f"<h4>state diff of the failing step (before → after)</h4><ul>{diff_html}</ul>{div_html}</div>"
-    )
 
 
 def _invariant_rows(report: dict[str, Any]) -> str:
@@ -126,31 +58,18 @@ def _invariant_rows(report: dict[str, Any]) -> str:
     return "".join(rows)
 
 
-def _branch_files(report: dict[str, Any]) -> str:
-    bc = report.get("branchCoverage") or {}
-    files = bc.get("files") or {}
-    rows = []
-    for name, f in files.items():
-        missing = ", ".join(f"{a}→{b}" for a, b in f.get("missingBranches", [])) or "—"
-        rows.append(
-            f"<tr><td><code>{esc(name)}</code></td><td class=num>{f.get('coveredBranches')}/{f.get('numBranches')}</td>"
-            f"<td class=num>{f.get('percentBranches')}%</td><td class=missing>{esc(missing)}</td></tr>"
-        )
-    if not rows:
-        return "<p>No branch coverage was measured in this run.</p>"
-    return ("<table><tr><th>module</th><th>branches</th><th>%</th><th>branches not taken (line→line; "
-            "negative: exit)</th></tr>" + "".join(rows) + "</table>")
-
-
 def render(report: dict[str, Any], run_dir: Path) -> str:
-    findings = "".join(_finding_html(f, run_dir) for f in report.get("findings") or []) or "<p>No findings.</p>"
-    title = f"ahp-fuzz report — {report.get('target', '?')}"
+    origin = run_origin(report, run_dir)
+    mode = report.get("mode") or "run"
     return _PAGE.format(
-        title=esc(title),
-        data=_embed(report),
-        findings=findings,
+        title=esc(f"ahp-fuzz {mode} — {report.get('target', '?')}"),
+        heading=esc(f"ahp-fuzz {mode} report"),
+        banner=banner_html(report, origin),
+        data=embed(report),
+        findings=findings_html(report, run_dir, origin),
+        known=known_html(report),
         invariants=_invariant_rows(report),
-        branch_files=_branch_files(report),
+        branch_files=branch_files_html(report),
         css=_CSS,
         js=_JS,
     )
@@ -166,15 +85,38 @@ def write_html(run_dir: Path, report: dict[str, Any] | None = None) -> Path:
 
 
 _CSS = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#1d1d1f}
-h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1240px;padding:1em 2em;color:#1d1d1f}
+h1{font-size:1.5em;margin:.3em 0}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+h5{font-size:1em;margin:.6em 0 .2em}
+p,li,h1,h3,h4,td,th{overflow-wrap:break-word}code,pre,td.example,td.missing,td.src,td.why,.card b{overflow-wrap:anywhere}
+th code,td code{overflow-wrap:normal;word-break:normal}td.item,td.mod{white-space:nowrap}
 table{border-collapse:collapse;margin:.5em 0;width:100%}th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.cards{display:flex;flex-wrap:wrap;gap:.6em}.card{border:1px solid #ddd;border-radius:6px;padding:.5em .9em;min-width:8em}
-.card b{display:block;font-size:1.4em}.finding{border:1px solid #e0b4b4;border-radius:6px;padding:.2em 1em;margin:1em 0;background:#fff8f8}
+.verdict{border-radius:8px;padding:.6em 1.2em;margin:.6em 0 1em;border:2px solid;background:#f4f4f5}
+.verdict p{margin:.25em 0}.verdict .headline{font-size:2em;font-weight:700;line-height:1.2}
+.verdict-clean{background:#e9f7ee;border-color:#1a7f37}.verdict-clean .headline{color:#1a7f37}
+.verdict-findings{background:#fdecec;border-color:#c62828}.verdict-findings .headline{color:#b71c1c}
+.verdict-interrupted,.verdict-partial,.verdict-running{background:#fff4dc;border-color:#b26a00}
+.verdict-interrupted .headline,.verdict-partial .headline,.verdict-running .headline{color:#8a5200}
+.verdict-error,.verdict-died{background:#3b0d0d;border-color:#3b0d0d;color:#fff}.verdict-error code,.verdict-died code{color:#1d1d1f}
+.verdict .rerun code{background:#fff;padding:1px 4px;border-radius:3px;font-size:12px}
+.note{color:#666;font-size:12px}.verdict-error .note,.verdict-died .note{color:#ddd}.verdict-error a,.verdict-died a{color:#fff}
+.cards{display:flex;flex-wrap:wrap;gap:.6em}.card{border:1px solid #ddd;border-radius:6px;padding:.5em .9em;min-width:8em;max-width:100%}
+.card b{display:block;font-size:1.4em}.card.wide b{font-size:1em;font-family:ui-monospace,monospace}
+.cause{border-left:4px solid #c62828;padding:.1em 0 .1em 1em;margin:1.5em 0}.cause>h3{margin:.2em 0}
+.witnesses{color:#444;margin:.2em 0}
+.finding{border:1px solid #e0b4b4;border-radius:6px;padding:.2em 1em;margin:.8em 0;background:#fff8f8}
+.finding .meta{color:#555;font-size:12px}
 .sev{border-radius:4px;padding:0 .4em;color:#fff;background:#b00}.sev-warning{background:#c80}.sev-divergence{background:#75b}
+.said{font-weight:600}.sides{display:flex;flex-wrap:wrap;gap:1em}.side{flex:1 1 28em;min-width:0}
+.nochange{color:#666;font-style:italic}li.differs code{background:#ffe08a}
 pre{margin:0;white-space:pre-wrap;word-break:break-all;font-size:12px}tr.failing{background:#fdd}tr.finding{background:#fee}tr.known{background:#ffe}
-td.src,td.missing{font-size:12px;color:#444}svg{background:#fafafa;border:1px solid #ddd}.charts{display:flex;flex-wrap:wrap;gap:1em}
+td.src,td.missing,td.example,td.why{font-size:12px;color:#444}tr.zero td.why{color:#7a4b00}
+.charts{display:flex;flex-wrap:wrap;gap:1em}svg{background:#fafafa;border:1px solid #ddd;display:block}
+.matrix-box{width:fit-content;max-width:100%;max-height:80vh;overflow:auto;border:1px solid #ddd}
+.matrix{width:auto;margin:0}.matrix th{position:sticky;top:0;z-index:1}.matrix tr.sub th{top:1.9em}
+.matrix th.v{vertical-align:bottom;padding:4px 2px}.matrix th.v span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}
 .matrix td.zero{color:#bbb}.matrix td.hit{background:#eaf6ea}code.replay{background:#eef;padding:1px 4px}
 """
 
@@ -190,15 +132,25 @@ _JS = r"""
   var known = 0; for (var k in (R.known||{})) known++; set('known', known);
   set('branchPercent', bc ? bc.percentBranches : null); set('outcomePairs', oc.distinctPairs === undefined ? null : oc.distinctPairs);
   set('workers', camp.workers === undefined ? 1 : camp.workers); set('restarts', camp.restarts === undefined ? 0 : camp.restarts);
-  // the action type x outcome matrix
+  // the action type x outcome matrix: outcome headers written vertically, "no-op: …" grouped
   var types = oc.types || {}, outs = oc.distinctOutcomes || [];
   var m = document.getElementById('matrix');
+  function group(o){ var i=o.indexOf(': '); return i>0 ? [o.slice(0,i), o.slice(i+2)] : [null, o]; }
+  function vth(label, extra){ return '<th class="v"'+(extra||'')+' title="'+esc(label)+'"><span>'+esc(label)+'</span></th>'; }
   if (outs.length) {
-    var h = '<tr><th>action type</th><th>steps</th>' + outs.map(function(o){return '<th>'+esc(o)+'</th>';}).join('') + '<th>invariants exercised</th></tr>';
+    var top = '<tr><th rowspan="2">action type</th>'+vth('steps',' rowspan="2"'), sub = '<tr class="sub">';
+    for (var i=0; i<outs.length;) {
+      var g = group(outs[i])[0], j = i;
+      while (j < outs.length && group(outs[j])[0] === g && g !== null) j++;
+      if (g === null) { top += vth(outs[i], ' rowspan="2"'); i++; }
+      else { top += '<th colspan="'+(j-i)+'">'+esc(g)+'</th>'; for (; i<j; i++) sub += vth(group(outs[i])[1]); }
+    }
+    top += vth('invariants exercised', ' rowspan="2"') + '</tr>';
+    var h = top + sub + '</tr>';
     Object.keys(types).sort().forEach(function(t){
       var row = types[t];
       h += '<tr data-type="'+esc(t)+'"><td><code>'+esc(t)+'</code></td><td class="num">'+row.steps+'</td>' + outs.map(function(o){
-        var n = row.outcomes[o] || 0; return '<td class="num '+(n?'hit':'zero')+'">'+n+'</td>'; }).join('') +
+        var n = row.outcomes[o] || 0; return '<td class="num '+(n?'hit':'zero')+'" title="'+esc(t+' · '+o)+'">'+n+'</td>'; }).join('') +
         '<td class="num" title="'+esc((row.invariants||[]).join(' '))+'">'+(row.invariants||[]).length+'</td></tr>';
     });
     m.innerHTML = h;
@@ -207,26 +159,30 @@ _JS = r"""
     Object.keys(sent).sort().forEach(function(t){ h2 += '<tr data-type="'+esc(t)+'"><td><code>'+esc(t)+'</code></td><td class="num">'+sent[t].sent+'</td><td class="num">'+sent[t].changed+'</td></tr>'; });
     m.innerHTML = h2;
   }
-  // charts over time
+  // charts over time; every y-axis starts at 0 (percentages run to 100)
   var tl = (R.timeline || []).slice();
   if (!tl.length && R.steps !== undefined) { tl = [{t:0,steps:0,findings:0,branchPercent:null},{t:R.elapsedSeconds||0,steps:R.steps,findings:(R.findings||[]).length,branchPercent:bc?bc.percentBranches:null}]; }
-  chart('chart-steps', tl, 'steps', 'steps');
-  chart('chart-findings', tl, 'findings', 'findings');
-  chart('chart-coverage', tl, 'branchPercent', 'branch coverage %');
-  chart('chart-pairs', tl, 'outcomePairs', '(type, outcome) pairs');
-  function chart(id, pts, key, label){
+  chart('chart-steps', tl, 'steps', 'steps', null);
+  chart('chart-findings', tl, 'findings', 'findings', null);
+  chart('chart-coverage', tl, 'branchPercent', 'branch coverage % (reference model)', 100);
+  chart('chart-pairs', tl, 'outcomePairs', '(type, outcome) pairs', null);
+  function chart(id, pts, key, label, top){
     var el = document.getElementById(id); if(!el) return;
-    var W=360,H=180,P=36, xs=pts.map(function(p){return p.t;}), ys=pts.map(function(p){return p[key];}).filter(function(v){return v!==null&&v!==undefined;});
-    var svg = '<svg xmlns="http://www.w3.org/2000/svg" width="'+W+'" height="'+H+'" data-points="'+ys.length+'"><text x="'+P+'" y="14" font-size="12">'+esc(label)+'</text>';
+    var W=280,H=170,P=40,T=24, xs=pts.map(function(p){return p.t;}), ys=pts.map(function(p){return p[key];}).filter(function(v){return v!==null&&v!==undefined;});
+    var svg = '<svg xmlns="http://www.w3.org/2000/svg" width="'+W+'" height="'+H+'" data-points="'+ys.length+'"';
     if (ys.length) {
-      var xmax=Math.max.apply(null,xs)||1, ymax=Math.max.apply(null,ys)||1, ymin=key==='branchPercent'?Math.min.apply(null,ys):0;
-      if (ymax===ymin) ymax=ymin+1;
+      var xmax=Math.max.apply(null,xs)||1, ymin=0, ymax=top!==null?top:(Math.max.apply(null,ys)||1);
+      svg += ' data-ymin="'+ymin+'" data-ymax="'+ymax+'">';
+      var y0=H-P, y1=T, x0=P, x1=W-10;
+      svg += '<line x1="'+x0+'" y1="'+y0+'" x2="'+x1+'" y2="'+y0+'" stroke="#999"/><line x1="'+x0+'" y1="'+y0+'" x2="'+x0+'" y2="'+y1+'" stroke="#999"/>';
       var d=''; pts.forEach(function(p){ var v=p[key]; if(v===null||v===undefined) return;
-        var x=P+(W-P-10)*(p.t/xmax), y=H-P+((H-P-20)*-(v-ymin)/(ymax-ymin)); d+=(d?'L':'M')+x.toFixed(1)+' '+y.toFixed(1); });
+        var x=x0+(x1-x0)*(p.t/xmax), y=y0-(y0-y1)*(v-ymin)/(ymax-ymin); d+=(d?'L':'M')+x.toFixed(1)+' '+y.toFixed(1); });
       svg += '<path d="'+d+'" fill="none" stroke="#2563eb" stroke-width="2"/>';
-      svg += '<text x="2" y="'+(H-P)+'" font-size="10">'+fmt(ymin)+'</text><text x="2" y="24" font-size="10">'+fmt(ymax)+'</text>';
-      svg += '<text x="'+P+'" y="'+(H-8)+'" font-size="10">0 s</text><text x="'+(W-50)+'" y="'+(H-8)+'" font-size="10">'+fmt(xmax)+' s</text>';
-    } else { svg += '<text x="'+P+'" y="'+(H/2)+'" font-size="12">not measured</text>'; }
+      svg += '<text x="'+(x0-4)+'" y="'+(y0+4)+'" font-size="10" text-anchor="end">'+fmt(ymin)+'</text><text x="'+(x0-4)+'" y="'+(y1+4)+'" font-size="10" text-anchor="end">'+fmt(ymax)+'</text>';
+      svg += '<text x="'+x0+'" y="'+(H-22)+'" font-size="10">0 s</text><text x="'+x1+'" y="'+(H-22)+'" font-size="10" text-anchor="end">'+fmt(xmax)+' s</text>';
+      var last = ys[ys.length-1]; svg += '<text x="'+x1+'" y="'+(H-6)+'" font-size="11" text-anchor="end">last: '+fmt(last)+'</text>';
+    } else { svg += '><text x="'+P+'" y="'+(H/2)+'" font-size="12">not measured</text>'; }
+    svg += '<text x="6" y="14" font-size="12" font-weight="600">'+esc(label)+'</text>';
     el.innerHTML = svg + '</svg>';
   }
   function esc(s){ return String(s).replace(/[&<>"']/g, function(c){ return {'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]; }); }
@@ -236,14 +192,16 @@ _JS = r"""
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <style>{css}</style></head>
 <body data-rendered="false">
-<h1>{title}</h1>
+<h1>{heading}</h1>
+{banner}
 <noscript><p>This page draws its summary, matrix and charts with an inline script.</p></noscript>
 <section id="summary"><h2>Summary</h2><div class="cards">
 <div class="card">status<b data-field="status"></b></div>
-<div class="card">target<b data-field="target"></b></div>
+<div class="card wide">target<b data-field="target"></b></div>
 <div class="card">profile<b data-field="profile"></b></div>
 <div class="card">seed<b data-field="seed"></b></div>
 <div class="card">elapsed (s)<b data-field="elapsedSeconds"></b></div>
@@ -251,20 +209,21 @@ _PAGE = """<!DOCTYPE html>
 <div class="card">steps<b data-field="steps"></b></div>
 <div class="card">steps/s<b data-field="stepsPerSecond"></b></div>
 <div class="card">findings<b data-field="findings"></b></div>
-<div class="card">known upstream issues seen<b data-field="known"></b></div>
+<div class="card">known-issue checks hit<b data-field="known"></b></div>
 <div class="card">branch coverage (reference) %<b data-field="branchPercent"></b></div>
 <div class="card">(type, outcome) pairs<b data-field="outcomePairs"></b></div>
 <div class="card">workers<b data-field="workers"></b></div>
 <div class="card">worker restarts<b data-field="restarts"></b></div>
 </div></section>
+<section id="findings"><h2>Findings, by root cause</h2>{findings}</section>
+<section id="known"><h2>Known upstream issues (REDUCERS.md §11)</h2>{known}</section>
 <section id="charts"><h2>Over time</h2><div class="charts">
 <div id="chart-steps"></div><div id="chart-findings"></div><div id="chart-coverage"></div><div id="chart-pairs"></div>
 </div></section>
-<section id="findings"><h2>Findings</h2>{findings}</section>
 <section id="coverage"><h2>Spec coverage: action type × outcome</h2>
 <p>Outcomes are classified from the reference model's state before and after each valid step
 (docs/campaign.md); an invariant is exercised by a step when the registry runs it for that state kind and action type.</p>
-<div style="overflow-x:auto"><table class="matrix" id="matrix"></table></div>
+<div class="matrix-box"><table class="matrix" id="matrix"></table></div>
 <h3>Branch coverage of the reference model</h3>{branch_files}</section>
 <section id="invariants"><h2>Invariants</h2>
 <table><tr><th>id</th><th>title</th><th>severity</th><th>scope</th><th>checked</th><th>steps exercised</th><th>findings</th><th>known seen</th><th>spec source</th></tr>

@@ -29,6 +29,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,18 +120,51 @@ def check_loopback(url: str, allow_remote: bool) -> None:
 
 
 class HostHandle:
-    """A reachable host: its URL, and how to stop it (a no-op for a host we did not start)."""
+    """A reachable host: its URL, and how to stop it (a no-op for a host we did not start).
 
-    def __init__(self, url: str, stop: Callable[[], None] = lambda: None, description: str = "") -> None:
+    For a `host-cmd:` host, `proc` is its process and `stderr_tail` its last stderr lines (kept
+    for the finding when it dies); `dead()` says why an embedded host died (its `dead` reason)."""
+
+    def __init__(self, url: str, stop: Callable[[], None] = lambda: None, description: str = "",
+                 proc: subprocess.Popen[str] | None = None, stderr_tail: deque[str] | None = None,
+                 dead: Callable[[], str | None] = lambda: None) -> None:
         self.url = url
         self._stop = stop
         self.description = description or url
         self._closed = False
+        self.proc = proc
+        self.stderr_tail: deque[str] = stderr_tail if stderr_tail is not None else deque(maxlen=STDERR_LINES)
+        self.dead = dead
+
+    def exit_status(self, wait_s: float = 0.0) -> int | None:
+        """The host process's exit status, once it exited (None: running, or not a process)."""
+        if self.proc is None:
+            return None
+        if wait_s > 0:
+            try:
+                return self.proc.wait(wait_s)
+            except subprocess.TimeoutExpired:
+                return None
+        return self.proc.poll()
 
     def close(self) -> None:
         if not self._closed:
             self._closed = True
             self._stop()
+
+
+#: Lines of a `host-cmd:` host's stderr kept for a death finding.
+STDERR_LINES = 20
+
+
+def describe_status(code: int) -> str:
+    """`70`, or `-11 (SIGSEGV)` for a process a signal ended."""
+    if code < 0:
+        try:
+            return f"{code} ({signal.Signals(-code).name})"
+        except ValueError:
+            return str(code)
+    return str(code)
 
 
 def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
@@ -139,7 +173,7 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
             list(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,  # its last lines go into a death finding
             text=True,
             start_new_session=True,  # its own process group: we stop the whole group
         )
@@ -159,6 +193,14 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
         ready.set()
 
     threading.Thread(target=pump, name="host-cmd-stdout", daemon=True).start()
+    tail: deque[str] = deque(maxlen=STDERR_LINES)
+
+    def pump_err() -> None:  # keep the last stderr lines; never let the host block on a full pipe
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            tail.append(line.rstrip("\n"))
+
+    threading.Thread(target=pump_err, name="host-cmd-stderr", daemon=True).start()
 
     def stop() -> None:
         _stop_group(proc)
@@ -176,7 +218,7 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
             if code is not None
             else f"host-cmd: the host did not print a ws:// URL on stdout within {timeout_s:g}s"
         )
-    return HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}")
+    return HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}", proc=proc, stderr_tail=tail)
 
 
 def _reachable(url: str, timeout_s: float) -> None:
@@ -187,6 +229,9 @@ def _reachable(url: str, timeout_s: float) -> None:
         socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=min(timeout_s, 5.0)).close()
     except OSError as e:
         raise TargetSetupError(f"cannot reach the host at {url}: {e}") from e
+
+
+reachable = _reachable
 
 
 def _stop_group(proc: subprocess.Popen[str]) -> None:
@@ -229,13 +274,29 @@ def _start_embedded(spec: LiveSpec) -> HostHandle:
         running = start_host(port=0, defects=spec.defects, immutable_primary=spec.immutable_primary)
     except ValueError as e:  # an unknown defect name
         raise TargetSetupError(f"host:embedded: {e}") from e
-    return HostHandle(running.url, running.close, embedded_spec(spec.defects, spec.immutable_primary))
+    return HostHandle(running.url, running.close, embedded_spec(spec.defects, spec.immutable_primary),
+                      dead=lambda: running.host.dead)
 
 
 async def serve_embedded_in_loop(spec: LiveSpec) -> tuple[str, Callable[[], Awaitable[None]]]:
     """Serve the embedded host of `spec` on the running event loop (the caller's): its URL and an
     async close. The live campaign uses it so that host and clients share one thread — no GIL
     handoff per frame — and the host only runs while the clients do (it has no timers)."""
+    served = await embedded_in_loop(spec)
+    return served.url, served.aclose
+
+
+@dataclass
+class EmbeddedInLoop:
+    """An embedded host served on the caller's loop: its URL, why it died (if it did), a close."""
+
+    url: str
+    dead: Callable[[], str | None]
+    aclose: Callable[[], Awaitable[None]]
+
+
+async def embedded_in_loop(spec: LiveSpec) -> EmbeddedInLoop:
+    """`serve_embedded_in_loop`, also saying when the host died (a `dies-on-null` defect)."""
     if spec.kind != "embedded":
         raise ValueError(f"not an embedded host spelling: {spec.text!r}")
     try:
@@ -252,7 +313,7 @@ async def serve_embedded_in_loop(spec: LiveSpec) -> tuple[str, Callable[[], Awai
         await asyncio.sleep(0)
         await server.aclose()
 
-    return server.url, aclose
+    return EmbeddedInLoop(server.url, lambda: server.host.dead, aclose)
 
 
 def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeout_s: float = 20.0) -> HostHandle:
@@ -318,6 +379,46 @@ class LiveTarget:
     def url(self) -> str:
         return self.start().url
 
+    # -- a host that dies (issue 16) ------------------------------------------------------------
+
+    @property
+    def can_restart(self) -> bool:
+        """A host this target started can be started again; a `ws://` host cannot."""
+        return self.spec.kind in ("cmd", "embedded")
+
+    def death(self, lost: bool = False) -> str | None:
+        """Why the host is gone (None: it is not known to be): a `host-cmd:` process that exited
+        (status, last stderr lines), an embedded host that died, a `ws://` host that no longer
+        accepts connections. `lost`: a connection just broke (a process gets a moment to exit,
+        a URL is probed)."""
+        handle = self._handle
+        if handle is None:
+            return None
+        if self.spec.kind == "cmd":
+            code = handle.exit_status(1.0 if lost else 0.0)
+            if code is None:
+                return None
+            lines = [x for x in handle.stderr_tail if x.strip()][-5:]
+            err = f"; last stderr lines: {' | '.join(lines)}" if lines else "; nothing on stderr"
+            return f"the host process exited with status {describe_status(code)}{err}"
+        if self.spec.kind == "embedded":
+            why = handle.dead()
+            return f"the embedded host died: {why}" if why else None
+        if not lost:
+            return None
+        try:
+            _reachable(handle.url, 2.0)
+        except TargetSetupError as e:
+            return f"the host went away: {e}"
+        return None
+
+    def restart(self) -> str:
+        """Stop what is left of the host and start a fresh one: its (new) URL."""
+        if not self.can_restart:
+            raise TargetSetupError(f"{self.description}: a host we did not start cannot be restarted")
+        self.close()
+        return self.start().url
+
     def reduce(self, kind: str, state: dict[str, Any], action: Any, now_ms: int) -> dict[str, Any]:
         raise TargetSetupError(f"{self.description} is a live host: run it with the live machine")
 
@@ -357,8 +458,11 @@ class Transcript:
 
     frames: list[dict[str, Any]] = field(default_factory=list)
     limit: int = 200_000
+    #: Frames seen in all (counting past `limit`): a drain waits until it stops moving.
+    seen: int = 0
 
     def add(self, conn: int, direction: str, msg: Any) -> None:
+        self.seen += 1
         if len(self.frames) < self.limit:
             self.frames.append({"c": conn, "d": direction, "m": msg})
 
@@ -421,6 +525,7 @@ class WireConnection:
             for fut in self._waiting.values():
                 if not fut.done():
                     fut.set_exception(ConnectionLost(f"connection closed (code {self.close_code})"))
+                    fut.exception()  # retrieved: a waiter that timed out meanwhile must not log it
             self._waiting.clear()
 
     def _dispatch(self, msg: Any) -> None:

@@ -1,0 +1,363 @@
+"""A host that is not conformant yet (issue 16): the live machine survives it, names what is wrong,
+notices the host's death and restarts it. Real subprocesses, real WebSockets over loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.engine.events import EventBus, Notice
+from harness.engine.live import LiveConfig, run_live_campaign
+from harness.engine.live_focus import caught_by
+from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun
+from harness.engine.live_wild import TARGET_DIED
+from harness.host import start_host
+from harness.targets.live import LiveTarget
+
+pytestmark = pytest.mark.live
+
+NEW_DEFECTS = ("no-ping", "dies-on-null", "never-applies", "echo-to-newest-socket", "version-not-offered",
+               "rebinds-on-reinitialize", "serves-before-initialize")
+HOST_CMD = f"host-cmd:{sys.executable} -m harness.cli host --port 0"
+
+
+def _campaign(target_spec: str, url: str | None = None, target: Any = None, **kw: Any) -> tuple[Any, list[Any]]:
+    events: list[Any] = []
+    cfg = LiveConfig(url=url, target_spec=target_spec, seed=1, token_salt="wild",
+                     **{"budget_s": 90.0, "max_chunks": 3, "chunk_examples": 3, "shrink_budget_s": 1.0, **kw},
+                     target=target)
+    summary = run_live_campaign(cfg, EventBus(events.append))
+    return summary, events
+
+
+@pytest.mark.parametrize("defect", NEW_DEFECTS)
+def test_a_plain_run_names_each_imitation_defect(defect: str) -> None:
+    """Default scenario weights (a plain run), the embedded host with one imitation defect: the run
+    finishes (no harness error) and reports the defect under an id that names it."""
+    summary, _ = _campaign(f"host:embedded?defect={defect}", stop_on=caught_by(defect))
+    assert summary.status == "finished"
+    named = [f for f in summary.findings if f.invariant in caught_by(defect)]
+    assert named, f"{defect}: found only {[(f.invariant, f.message) for f in summary.findings]}"
+
+
+def test_cli_run_against_imitation_defects_exits_1_with_a_finished_report(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--target",
+         "host:embedded?defect=no-ping&defect=rebinds-on-reinitialize", "--budget", "40s", "--seed", "1",
+         "--max-findings", "2", "--quiet", "--out", str(out)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 1, done.stdout[-1500:] + done.stderr[-1500:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "finished"
+    assert {f["invariant"] for f in report["findings"]} == {"INV-H01", "INV-H03"}
+    assert (out / "junit.xml").is_file()
+
+
+# -- host death ------------------------------------------------------------------------------------
+
+
+def test_a_host_cmd_death_is_one_finding_with_status_stderr_and_frames() -> None:
+    target = LiveTarget(f"{HOST_CMD} --defect dies-on-null")
+    try:
+        run = LiveRun(target.url, death=target.death)
+        assert run.apply(DEFAULT_CLIENTS[0].op(0)) == []
+        found = run.apply({"op": "garbage", "client": 0, "frame": "null"})
+        assert [v.invariant for v in found] == [TARGET_DIED]
+        msg = found[0].message
+        assert "exited with status 70" in msg and "TypeError" in msg and "frames sent just before" in msg
+        assert "; null" in msg or ": null" in msg
+        run.close()
+        old = target.url
+        new = target.restart()  # a fresh process: a new port, printed on stdout again
+        assert new != old and target.death(False) is None
+        again = LiveRun(new, death=target.death)
+        assert again.apply(DEFAULT_CLIENTS[0].op(0)) == []
+        again.close()
+    finally:
+        target.close()
+
+
+def test_the_campaign_restarts_a_dead_host_and_reports_its_death_once() -> None:
+    target = LiveTarget(f"{HOST_CMD} --defect dies-on-null")
+    try:
+        summary, _events = _campaign(target.spec.text, url=target.url, target=target, max_chunks=3,
+                                    weights={"garbage": 5, "turn": 5})
+    finally:
+        target.close()
+    died = [f for f in summary.findings if f.invariant == TARGET_DIED]
+    assert len(died) == 1 and "status 70" in died[0].message
+    assert summary.status == "finished"
+    assert summary.chunks >= 2  # fuzzed on after the death
+
+
+def test_a_host_that_keeps_dying_is_dropped_with_one_line(tmp_path: Path) -> None:
+    script = tmp_path / "dies.py"  # prints a URL nobody listens on, then exits: dies at once, every time
+    script.write_text("import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]\n"
+                      "print(f'ws://127.0.0.1:{port}/', flush=True)\n")
+    target = LiveTarget(f"host-cmd:{sys.executable} {script}", start=True)
+    try:
+        summary, events = _campaign(target.spec.text, url=target.url, target=target, max_chunks=20)
+    finally:
+        target.close()
+    notes = [e.message for e in events if isinstance(e, Notice) and "dropped" in e.message]
+    assert summary.stopped_because == "host keeps dying" and len(notes) == 1
+    assert [f.invariant for f in summary.findings] == [TARGET_DIED]
+
+
+def test_a_ws_host_that_goes_away_ends_the_run_cleanly() -> None:
+    host = start_host(defects=("dies-on-null",))  # served by a thread; we only know its ws:// URL
+    try:
+        summary, _events = _campaign(host.url, url=host.url, max_chunks=5, weights={"garbage": 5, "turn": 1})
+    finally:
+        host.close()
+    assert summary.status == "finished" and summary.stopped_because == "host gone"
+    died = [f for f in summary.findings if f.invariant == TARGET_DIED]
+    assert len(died) == 1 and "went away" in died[0].message
+
+
+# -- a hostile host: nothing it does ends the run with an internal error ----------------------------
+
+
+@contextlib.contextmanager
+def hostile_host() -> Iterator[str]:
+    """Wrong JSON-RPC shapes, non-object results, unknown notifications, garbage, silence on
+    ping, a closed socket now and then: a host no client should crash on."""
+    from websockets.asyncio.server import serve
+
+    ready = threading.Event()
+    box: dict[str, Any] = {}
+
+    async def handler(ws: Any) -> None:
+        n = 0
+        async for frame in ws:
+            n += 1
+            try:
+                msg = json.loads(frame)
+            except ValueError:
+                continue
+            if not isinstance(msg, dict):
+                continue
+            await ws.send("garbage{")
+            await ws.send(json.dumps({"jsonrpc": "2.0", "method": "x-unknown", "params": [1, 2]}))
+            await ws.send(json.dumps({"jsonrpc": "2.0", "method": "action",
+                                      "params": {"channel": 5, "serverSeq": None, "action": 7, "origin": 3}}))
+            await ws.send(json.dumps([1, {"id": None}]))
+            rid, method = msg.get("id"), msg.get("method")
+            if rid is None or method == "ping":
+                continue  # silent on ping
+            if n % 9 == 0:
+                await ws.close()
+                return
+            answers: dict[str, Any] = {
+                "initialize": {"protocolVersion": "0.7.0", "serverSeq": "x", "snapshots": {"a": 1}},
+                "subscribe": {"snapshot": [1, 2]},
+                "reconnect": {"type": "snapshot", "snapshots": 4},
+            }
+            if method in answers:
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, "result": answers[method]}))
+            elif n % 2:
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, "error": "nope"}))
+            else:
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, "result": "ok", "error": {"code": "x"}}))
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        box["stop"] = stop
+        box["loop"] = asyncio.get_running_loop()
+        async with serve(handler, "127.0.0.1", 0) as server:
+            box["url"] = f"ws://127.0.0.1:{next(iter(server.sockets)).getsockname()[1]}/"
+            ready.set()
+            await stop.wait()
+
+    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    try:
+        yield box["url"]
+    finally:
+        box["loop"].call_soon_threadsafe(box["stop"].set)
+        thread.join(10)
+
+
+def test_a_hostile_host_never_crashes_the_run() -> None:
+    with hostile_host() as url:
+        summary, _events = _campaign(url, url=url, max_chunks=2, chunk_examples=1, max_steps=8,
+                                     request_timeout_s=0.5, shrink_budget_s=0.5, budget_s=60.0)
+    assert summary.status == "finished"
+    found = {f.invariant for f in summary.findings}
+    assert found, "a hostile host yields findings, never an internal error"
+
+
+# -- versions in the wild ------------------------------------------------------------------------------
+
+
+def test_a_host_speaking_only_unknown_versions_gets_one_clear_line() -> None:
+    from harness.engine.live_wild import HostVersionsUnknown
+
+    with start_host(versions=("0.9.0", "1.0.0")) as host, pytest.raises(HostVersionsUnknown) as e:
+        _campaign(host.url, url=host.url, max_chunks=1)
+    assert "speaks only 0.9.0, 1.0.0" in str(e.value) and "give `--spec` a checkout of that version" in str(e.value)
+
+
+def test_a_newer_profile_is_offered_and_says_what_it_cannot_know() -> None:
+    from harness.engine.live_wild import offers_for, unknown_rules
+    from harness.spec.versions import KNOWN_VERSIONS
+
+    clients = offers_for("0.9.0", DEFAULT_CLIENTS)
+    assert [c.offer[0] for c in clients] == ["0.9.0", "0.9.0", "0.9.0", "0.6.0"]
+    assert offers_for("0.7.0", DEFAULT_CLIENTS) == DEFAULT_CLIENTS
+    said = unknown_rules("0.9.0", KNOWN_VERSIONS)
+    assert said is not None and "rules of 0.8.0 are used" in said
+    assert unknown_rules("0.7.0", KNOWN_VERSIONS) is None
+    with start_host(versions=("0.9.0", "0.7.0", "0.6.0")) as host:
+        summary, events = _campaign(host.url, url=host.url, profile="0.9.0", max_chunks=1, chunk_examples=1,
+                                    max_steps=3)
+    assert summary.status == "finished"
+    assert any(isinstance(e, Notice) and "profile 0.9.0: no reducer code" in e.message for e in events)
+
+
+def test_a_harness_failure_still_finishes_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our own bug (here: a live check that raises) is exit 3, with report.json `error` and junit.xml."""
+    from harness.cli import main
+    from harness.engine import live_run
+
+    def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(live_run, "check_live", broken)
+    out = tmp_path / "run"
+    code = main(["run", "--target", "host:embedded", "--budget", "20s", "--seed", "1", "--quiet", "--out", str(out)])
+    assert code == 3
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "error" and "a bug of ours" in report["error"]
+    assert (out / "junit.xml").is_file()
+
+
+def test_a_newer_checkouts_schema_names_the_action_types_the_model_does_not_know() -> None:
+    from harness.engine.live_wild import new_action_types, unknown_rules
+    from harness.spec.versions import KNOWN_VERSIONS
+
+    def action(t: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {"type": {"const": t}}}
+
+    schema = {"$defs": {"A": action("chat/turnStarted"), "B": action("canvas/opened"), "C": action("agent")}}
+    assert new_action_types(schema) == ["canvas/opened"]
+    said = unknown_rules("0.10.0", KNOWN_VERSIONS, schema)
+    assert said is not None and "1 action type(s) the model does not know: canvas/opened" in said
+
+
+def test_a_host_silent_on_ping_is_h01_and_quiesced_by_a_drain() -> None:
+    with hostile_host() as url:
+        run = LiveRun(url, request_timeout_s=1.0)
+        found = run.apply(DEFAULT_CLIENTS[0].op(0))
+        h01 = [v for v in found if v.invariant == "INV-H01"]
+        assert h01 and "timed drain" in h01[0].message and run.ping_silent
+        run.apply({"op": "subscribe", "client": 0, "channel": "ahp-root://"})  # goes on, no exception
+        assert not [v for v in run.apply({"op": "subscribe", "client": 0, "channel": "ahp-root://"})
+                    if v.invariant == "INV-H01"]  # reported once
+        run.close()
+
+
+# -- with the lean settling policy and pooled connections (liveperf × livewild) --------------------
+
+
+@pytest.mark.parametrize("policy", ["lean", "thorough"])
+def test_a_barrier_drains_instead_of_pinging_a_host_silent_on_ping(policy: str) -> None:
+    """Under either settling policy, once a ping went unanswered every later barrier of the run
+    is a timed drain: no ping is sent again (each would wait the full request timeout) and no
+    client is taken as caught up on the strength of an unanswered ping."""
+    from harness.engine.live_run import SETTLE_POLICIES
+
+    with hostile_host() as url:
+        run = LiveRun(url, request_timeout_s=1.0, policy=SETTLE_POLICIES[policy])
+        try:
+            run.apply(DEFAULT_CLIENTS[0].op(0))
+            assert run.ping_silent and run.stats["drains"] == 1
+            before = len(run.transcript.frames)
+            run.apply({"op": "subscribe", "client": 0, "channel": "ahp-root://"})
+            assert run.stats["drains"] == 2
+            assert not [f for f in run.transcript.frames[before:]
+                        if f["d"] == ">" and isinstance(f["m"], dict) and f["m"].get("method") == "ping"]
+        finally:
+            run.close()
+
+
+def test_a_dead_hosts_pooled_connections_are_dropped_and_a_restart_starts_fresh() -> None:
+    from harness.engine.live_run import ConnectionPool, EventLoopThread
+
+    target = LiveTarget(f"{HOST_CMD} --defect dies-on-null")
+    loop = EventLoopThread()
+    pool = ConnectionPool()
+    try:
+        first = LiveRun(target.url, loop=loop, pool=pool, death=target.death)
+        for i in range(2):
+            assert first.apply(DEFAULT_CLIENTS[i].op(i)) == []
+        first.close()
+        assert len(pool) >= 2
+        run = LiveRun(target.url, loop=loop, pool=pool, death=target.death)
+        assert run.apply(DEFAULT_CLIENTS[0].op(0)) == [] and run.stats["connectionsReused"] == 1
+        found = run.apply({"op": "garbage", "client": 0, "frame": "null"})
+        assert [v.invariant for v in found] == [TARGET_DIED]
+        assert len(pool) == 0  # dropped at the death: client 1's connection led to the dead host
+        run.close()
+        assert len(pool) == 0  # and nothing of the run is handed on
+        target.restart()
+        fresh = LiveRun(target.url, loop=loop, pool=pool, death=target.death)
+        assert fresh.apply(DEFAULT_CLIENTS[0].op(0)) == []
+        assert fresh.stats["connectionsReused"] == 0 and fresh.clients[0].ready
+        fresh.close()
+    finally:
+        loop.run(pool.aclose(), 10.0)
+        loop.close()
+        target.close()
+
+
+def test_handshake_probes_and_bare_values_keep_the_pool_clean() -> None:
+    """Every handshake probe (each on a connection of its own) and every bare JSON value (on a
+    client's connection) before the run closes: only the run's initialized clients and observers
+    go to the pool, and the next run on them is clean."""
+    from harness.engine.live_ops import preflight_ops
+    from harness.engine.live_run import ConnectionPool, EventLoopThread
+
+    host = LiveTarget("host:embedded")
+    loop = EventLoopThread()
+    pool = ConnectionPool()
+    try:
+        first = LiveRun(host.url, loop=loop, pool=pool)
+        for i, spec in enumerate(DEFAULT_CLIENTS):
+            assert first.apply(spec.op(i)) == []
+        for op in preflight_ops():
+            assert first.apply(op) == [], op
+        assert first.obs.wire_probes  # the probes ran
+        first.close()
+        assert len(pool) == len(DEFAULT_CLIENTS) + len(first.observers)
+        run = LiveRun(host.url, loop=loop, pool=pool)
+        try:
+            for i, spec in enumerate(DEFAULT_CLIENTS):
+                assert run.apply(spec.op(i)) == []
+            assert run.stats["connectionsReused"] == len(DEFAULT_CLIENTS)
+            assert all(c.ready for c in run.clients.values())
+            s = f"ahp-session:/fz-{run.token}-s1"
+            assert run.apply({"op": "command", "client": 0, "method": "createSession",
+                              "params": {"channel": s, "provider": run.provider()}}) == []
+            for i in range(len(DEFAULT_CLIENTS)):
+                assert run.apply({"op": "subscribe", "client": i, "channel": s}) == []
+            assert run.apply({"op": "dispatch", "client": 1, "channel": s,
+                              "action": {"type": "session/titleChanged", "title": "x"}}) == []
+            assert run.apply({"op": "handshake", "client": 0, "probe": "second-initialize"}) == []
+        finally:
+            run.close()
+    finally:
+        loop.run(pool.aclose(), 10.0)
+        loop.close()
+        host.close()
