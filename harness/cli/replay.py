@@ -1,8 +1,10 @@
 """`ahp-fuzz replay`: re-run a saved finding exactly and print what happens.
 
 The result goes to stdout; notes (a run that died, an override of the recorded target) to
-stderr. Exit 1 while the finding reproduces, 0 once it does not, 2 for a file that is not a
-valid finding or a target that cannot start.
+stderr. Exit 1 while the finding reproduces, 0 once it does not — also when its invariant fires
+only as `known` (accepted by `--baseline`, or a listed upstream issue the reference shows too) —
+2 for a file that is not a valid finding, a baseline that is not valid or a target that cannot
+start.
 """
 
 from __future__ import annotations
@@ -73,14 +75,38 @@ def replay_command(args: argparse.Namespace) -> int:
     out.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "
               f"{len(finding.steps)} steps, profile {choice.profile.label}, target {spec}", markup=False)
     out.print(f"  {finding.message}", markup=False)
-    out.print(Text(result.summary(finding), style="red" if result.reproduced else "green"))
+    failing = _failing(result, finding)
+    out.print(Text(_verdict(result, finding), style="red" if failing else "green"))
     for i, v in result.violations:
         out.print(f"  step {i}: {v.invariant} [{v.severity}] {v.message}", markup=False)
     if result.diff:
         out.print("  expected (reference) vs observed (target):", markup=False)
         for line in result.diff:
             out.print(f"    {line}", markup=False)
-    return 1 if result.reproduced else 0
+    return 1 if failing else 0
+
+
+def _failing(result: Any, finding: Any) -> bool:
+    """The replay shows the finding as a run would report it: reproduced, and not as `known`
+    (a `corpora/known/` finding reproduces as known, like in a run: counted, not failing)."""
+    return bool(result.reproduced) and any(
+        i == result.step and v.invariant == finding.invariant and v.severity != "known"
+        for i, v in result.violations
+    )
+
+
+def _verdict(result: Any, finding: Any) -> str:
+    """The replay's one-line verdict. A finding whose invariant fires again only as `known` —
+    a difference the baseline accepts, or a listed upstream issue the reference shows too — is
+    said to be known, and does not reproduce (exit 0)."""
+    if _failing(result, finding):
+        return str(result.summary(finding))
+    known = [(i, v) for i, v in result.violations if v.invariant == finding.invariant and v.severity == "known"]
+    if not known:
+        return str(result.summary(finding))
+    i, v = known[0]
+    why = "accepted by the baseline" if "[baseline " in v.message else f"known upstream issue: {finding.known_issue or 'listed'}"
+    return f"known: {finding.invariant} fires at step {i} only as known ({why}); not a finding, as in a run"
 
 
 def register(sub: Any) -> None:

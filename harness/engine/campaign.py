@@ -317,7 +317,7 @@ def _confirm(
         schema=config.schema,
         baseline=config.baseline,
     )
-    finding = shrinker.shrink(found)
+    finding = shrinker.shrink(found, failure.cause or None)  # the root cause the run saw
     finding.extra["shrink"] = {
         "stepsFound": len(found.steps), "stepsShrunk": len(finding.steps), "replays": shrinker.attempts,
     }

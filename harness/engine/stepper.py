@@ -124,7 +124,7 @@ class Stepper:
             observed = self.session.step(action, now_ms)
         except TargetError as e:
             v = target_failure(e, malformed=False)
-            return StepResult([v] if v else [], False, expected, None, str(e))
+            return StepResult(self._accepted(action, [v] if v else []), False, expected, None, str(e))
         assert expected is not None
         if self.baseline is not None and not self.target_is_model:
             observed = self.baseline.normalise(expected, observed, before)
@@ -145,10 +145,18 @@ class Stepper:
             violations = self._known_only_if_the_model_agrees(
                 violations, action, expected, now_ms, session, chats
             )
-        if self.baseline is not None:
-            violations = self.baseline.classify(self.kind, step.type, violations)
         self.state, self.reference = observed, expected
-        return StepResult(violations, False, expected, observed)
+        return StepResult(self._accepted(action, violations), False, expected, observed)
+
+    def _accepted(self, action: Any, violations: list[Violation]) -> list[Violation]:
+        """The baseline's `known` entries applied to a step's or a probe's violations: the one
+        place where an accepted difference becomes `known` (docs/baselines.md). Every path of
+        `step` and `probe` returns through here, so no accepted violation fails a run, a
+        replay or a shrink candidate."""
+        if self.baseline is None or not violations:
+            return violations
+        atype = action.get("type") if isinstance(action, dict) else None
+        return self.baseline.classify(self.kind, atype if isinstance(atype, str) else "", violations)
 
     def _known_only_if_the_model_agrees(
         self,
@@ -209,11 +217,15 @@ class Stepper:
                 observed = self.target.reduce(self.kind, before, action, now_ms)
             except TargetError as e:
                 v = target_failure(e, malformed=False)
-                return StepResult([v] if v else [], True, None, None, str(e))
+                return StepResult(self._accepted(action, [v] if v else []), True, None, None, str(e))
             if self.baseline is not None:
                 observed = self.baseline.normalise(before, observed, before)  # the model's answer: a no-op
         step = Step(self.kind, before, action, observed, now_ms, self.profile, reference_after=None if self.target_is_model else before)
-        return StepResult(check_step(step), True, before, observed)
+        violations = check_step(step)
+        if not self.target_is_model and any(v.severity == "known" for v in violations):
+            # the model's answer to a type it does not know is its state, unchanged
+            violations = self._known_only_if_the_model_agrees(violations, action, self.reference, now_ms)
+        return StepResult(self._accepted(action, violations), True, before, observed)
 
     def _probe_malformed(self, before: State, action: Any, now_ms: int) -> StepResult:
         if self.target_is_model:
@@ -222,7 +234,7 @@ class Stepper:
             self.target.reduce(self.kind, before, action, now_ms)
         except TargetError as e:
             v = target_failure(e, malformed=True)
-            return StepResult([v] if v else [], True, None, before, str(e))
+            return StepResult(self._accepted(action, [v] if v else []), True, None, before, str(e))
         return StepResult([], True, None, before)
 
 
