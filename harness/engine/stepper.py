@@ -23,6 +23,7 @@ from harness.corpus.baseline import Baseline
 from harness.corpus.cause import message_shape
 from harness.invariants._json import json_equal
 from harness.invariants.base import Step, Violation
+from harness.invariants.divergence import agrees_with_reference
 from harness.invariants.registry import check_step
 from harness.reference import MalformedAction, Model, Profile
 from harness.targets.base import Target, TargetCrashed, TargetError, TargetSession, TargetTimeout
@@ -33,6 +34,8 @@ State = dict[str, Any]
 TARGET_CRASH = "TARGET-CRASH"
 TARGET_TIMEOUT = "TARGET-TIMEOUT"
 TARGET_ERROR = "TARGET-ERROR"
+#: The differential check (the target's state against the reference model's).
+DIVERGENCE = agrees_with_reference.id
 
 
 def target_failure(e: TargetError, *, malformed: bool) -> Violation | None:
@@ -145,8 +148,17 @@ class Stepper:
             violations = self._known_only_if_the_model_agrees(
                 violations, action, expected, now_ms, session, chats
             )
-        self.state, self.reference = observed, expected
-        return StepResult(self._accepted(action, violations), False, expected, observed)
+        judged = self._accepted(action, violations)
+        if any(
+            v.invariant == DIVERGENCE and v.severity != "known" for v in violations
+        ) and not any(v.invariant == DIVERGENCE and v.severity != "known" for v in judged):
+            # The baseline accepts this step's difference from the reference: the reference
+            # goes on from the target's state, so the accepted difference is not reported
+            # again on every later step (only what later steps do differently is).
+            self.state, self.reference = observed, observed
+        else:
+            self.state, self.reference = observed, expected
+        return StepResult(judged, False, expected, observed)
 
     def _accepted(self, action: Any, violations: list[Violation]) -> list[Violation]:
         """The baseline's `known` entries applied to a step's or a probe's violations: the one
