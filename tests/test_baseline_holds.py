@@ -15,6 +15,8 @@ import pytest
 from harness.corpus.baseline import BaselineError, parse_baseline
 from harness.corpus.cause import root_cause
 from harness.corpus.finding import Finding, TraceStep, load_finding
+from harness.engine.campaign import RunConfig, run_campaign
+from harness.engine.events import EventBus
 from harness.engine.replay import replay
 from harness.engine.shrink import TraceShrinker
 from harness.engine.stepper import Stepper
@@ -99,6 +101,24 @@ def test_replay_with_the_baseline_marks_the_accepted_step_known_and_exits_0(tmp_
     bad.write_text(json.dumps({**doc(CLEAR_IS_NOOP), "formatVersion": 9}))
     refused = _cli("replay", str(path), "--baseline", str(bad))
     assert refused.returncode == 2 and "format version 9" in refused.stderr
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_run_saves_no_finding_of_an_accepted_difference(seed: int) -> None:
+    # `cleared` ignored is accepted; `statusChanged` ignored is not. Before, both seeds saved
+    # an INV-D01 "finding" of one `cleared` step tagged "[baseline clear-noop: …]".
+    baseline = parse_baseline(doc(CLEAR_IS_NOOP))
+    target = _target(bt.clear_and_status_ignored)
+    config = RunConfig(target=target, target_spec="test", target_is_model=False, profile=P, seed=seed,
+                       budget_s=None, max_chunks=4, chunk_examples=10, max_steps=25, kinds=("changeset",),
+                       baseline=baseline, heartbeat_s=0, profiles=(P,))
+    findings = run_campaign(config, EventBus(lambda e: None)).findings
+    assert findings, "the statusChanged defect is found"
+    assert baseline.entries[0].hits > 0
+    for f in findings:
+        assert "[baseline" not in f.message, f.message
+        assert f.steps[f.failing_step].action["type"] != "changeset/cleared", f.message
+        assert replay(f, target, baseline=baseline).reproduced, f.message
 
 
 # -- the shrinker keeps the difference that is not accepted -----------------------------------
