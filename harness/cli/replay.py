@@ -75,31 +75,21 @@ def replay_command(args: argparse.Namespace) -> int:
     out.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "
               f"{len(finding.steps)} steps, profile {choice.profile.label}, target {spec}", markup=False)
     out.print(f"  {finding.message}", markup=False)
-    failing = _failing(result, finding)
-    out.print(Text(_verdict(result, finding), style="red" if failing else "green"))
+    out.print(Text(_verdict(result, finding), style="red" if result.reproduced else "green"))
     for i, v in result.violations:
         out.print(f"  step {i}: {v.invariant} [{v.severity}] {v.message}", markup=False)
     if result.diff:
         out.print("  expected (reference) vs observed (target):", markup=False)
         for line in result.diff:
             out.print(f"    {line}", markup=False)
-    return 1 if failing else 0
-
-
-def _failing(result: Any, finding: Any) -> bool:
-    """The replay shows the finding as a run would report it: reproduced, and not as `known`
-    (a `corpora/known/` finding reproduces as known, like in a run: counted, not failing)."""
-    return bool(result.reproduced) and any(
-        i == result.step and v.invariant == finding.invariant and v.severity != "known"
-        for i, v in result.violations
-    )
+    return 1 if result.reproduced else 0
 
 
 def _verdict(result: Any, finding: Any) -> str:
     """The replay's one-line verdict. A finding whose invariant fires again only as `known` —
     a difference the baseline accepts, or a listed upstream issue the reference shows too — is
-    said to be known, and does not reproduce (exit 0)."""
-    if _failing(result, finding):
+    said to be known: not a finding (exit 0)."""
+    if result.reproduced:
         return str(result.summary(finding))
     known = [(i, v) for i, v in result.violations if v.invariant == finding.invariant and v.severity == "known"]
     if not known:
@@ -113,8 +103,9 @@ def register(sub: Any) -> None:
     r = sub.add_parser(
         "replay",
         help="re-run a saved finding exactly and print what happens",
-        description="Replay a finding file: exit 1 if it still reproduces, 0 if it no longer does, "
-        "2 if the file is not a valid finding or the target cannot start.",
+        description="Replay a finding file: exit 1 if it still reproduces, 0 if it no longer does "
+        "or its invariant fires only as known (accepted by --baseline, or a listed upstream issue), "
+        "2 if the file is not a valid finding, the baseline not a valid baseline, or the target cannot start.",
     )
     r.add_argument("file", help="a finding JSON file")
     r.add_argument("--target", help="target to replay against (default: the one recorded in the finding)")
