@@ -189,42 +189,43 @@ def _accept(rules: list[Entry], expected: Any, observed: Any, path: str) -> bool
 
 
 def _walk(exp: Any, obs: Any, path: str, rules: list[Entry]) -> Any:
+    """`obs` with the differences from `exp` that `rules` accept replaced by `exp`'s value."""
     if isinstance(exp, dict) and isinstance(obs, dict):
         new: dict[str, Any] | None = None
-        for k in set(exp) | set(obs):
-            here = f"{path}.{k}" if path else k
+        for k in exp.keys() | obs.keys():
             e_val, o_val = exp.get(k, ABSENT), obs.get(k, ABSENT)
-            if e_val is ABSENT or o_val is ABSENT or _member(e_val) != _member(o_val):
-                if _member(e_val) is not None and _member(o_val) is not None:
-                    if _accept(rules, e_val, o_val, here):
-                        new = dict(obs) if new is None else new
-                        if e_val is ABSENT:
-                            del new[k]
-                        else:
-                            new[k] = e_val
-                    continue
-                if e_val is ABSENT or o_val is ABSENT:
-                    continue
-            child = _walk(e_val, o_val, here, rules)
+            if e_val is o_val:
+                continue
+            here = f"{path}.{k}" if path else k
+            child = _value(e_val, o_val, here, rules)
             if child is not o_val:
                 new = dict(obs) if new is None else new
-                new[k] = child
+                if child is ABSENT:
+                    del new[k]
+                else:
+                    new[k] = child
         return obs if new is None else new
     if isinstance(exp, list) and isinstance(obs, list):
         items: list[Any] | None = None
         here = f"{path}[]"
         for i in range(min(len(exp), len(obs))):
-            e_val, o_val = exp[i], obs[i]
-            a, b = _member(e_val), _member(o_val)
-            if a is not None and b is not None and a != b:
-                child = e_val if _accept(rules, e_val, o_val, here) else o_val
-            else:
-                child = _walk(e_val, o_val, here, rules)
-            if child is not o_val:
+            child = _value(exp[i], obs[i], here, rules)
+            if child is not obs[i]:
                 items = list(obs) if items is None else items
                 items[i] = child
         return obs if items is None else items
     return obs
+
+
+def _value(e_val: Any, o_val: Any, here: str, rules: list[Entry]) -> Any:
+    """The target's value at `here` (`ABSENT`: no key), after the accepted equivalences."""
+    same_container = type(e_val) is type(o_val) and isinstance(e_val, dict | list)
+    if same_container:
+        return _walk(e_val, o_val, here, rules)
+    a, b = _member(e_val), _member(o_val)
+    if a is not None and b is not None and a != b and _accept(rules, e_val, o_val, here):
+        return e_val
+    return o_val
 
 
 def _share(old: Any, new: Any) -> Any:
