@@ -399,3 +399,34 @@ def test_the_documented_example_is_a_valid_baseline() -> None:
     lists = b.entries[0]
     assert lists.matches_path("turns[].responseParts") and not lists.matches_path("chats[].workingDirectories")
     assert not lists.matches_path("workingDirectories")
+
+
+T0 = "2026-01-01T00:00:00.000Z"
+CHAT = {"resource": "ahp-chat:/c", "title": "t", "status": 1, "modifiedAt": T0, "turns": []}
+TURN_STARTED = {"type": "chat/turnStarted", "turnId": "t1", "startedAt": T0, "message": {"text": "hi", "origin": {"kind": "user"}}}
+TURN_COMPLETE = {"type": "chat/turnComplete", "turnId": "t1", "duration": 5}
+
+
+def test_what_fires_only_because_of_an_accepted_divergence_is_accepted_with_it() -> None:
+    # A client that ignores chat/turnComplete: INV-D01 (accepted by the entry) and INV-016
+    # ("the active turn is still present") fire on the step. The reference does not show
+    # INV-016 there: it follows from the accepted difference. Before, it was a finding.
+    ignores = Model(P, overrides={"chat/turnComplete": lambda state, action, ctx: state})
+    target = ReferenceTarget(P, model=ignores)
+    entry = {"id": "no-complete", "reason": "turns are completed by the server (client#3)",
+             "known": {"invariant": "INV-D01", "actionType": "chat/turnComplete"}}
+
+    def complete(baseline: Any) -> list[Any]:
+        s = Stepper("chat", CHAT, Model(P), target.session("chat", CHAT), target, baseline=baseline)
+        s.step(TURN_STARTED, 1_000)
+        return s.step(TURN_COMPLETE, 1_010).violations
+
+    plain = complete(None)
+    assert {v.invariant for v in plain if v.severity != "known"} >= {"INV-D01", "INV-016"}
+    judged = complete(parse_baseline(doc(entry)))
+    assert [v for v in judged if v.severity != "known"] == [], judged
+    inv016 = [v for v in judged if v.invariant == "INV-016"]
+    assert inv016 and all("[baseline no-complete:" in v.message and "follows from" in v.message for v in inv016)
+    # an entry for another action type accepts nothing here
+    other = {**entry, "known": {"invariant": "INV-D01", "actionType": "chat/delta"}}
+    assert {v.invariant for v in complete(parse_baseline(doc(other))) if v.severity != "known"} >= {"INV-D01", "INV-016"}

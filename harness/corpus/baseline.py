@@ -109,6 +109,11 @@ class Entry:
     message: re.Pattern[str] | None = None
     hits: int = 0
 
+    @property
+    def tag(self) -> str:
+        """What a violation this entry accepts carries at the end of its message."""
+        return f"[baseline {self.id}: {self.reason}]"
+
     def matches_violation(self, kind: str, action_type: str, invariant: str, message: str) -> bool:
         return (
             not self.normalises
@@ -168,7 +173,7 @@ class Baseline:
                 for e in self.entries:
                     if e.matches_violation(kind, action_type, v.invariant, v.message):
                         e.hits += 1
-                        v = type(v)(v.invariant, "known", f"{v.message} [baseline {e.id}: {e.reason}]")
+                        v = type(v)(v.invariant, "known", f"{v.message} {e.tag}")
                         break
             out.append(v)
         return out

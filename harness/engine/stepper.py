@@ -24,7 +24,7 @@ from harness.corpus.cause import message_shape
 from harness.invariants._json import json_equal
 from harness.invariants.base import Step, Violation
 from harness.invariants.divergence import agrees_with_reference
-from harness.invariants.registry import check_step
+from harness.invariants.registry import REGISTRY, check_step
 from harness.reference import MalformedAction, Model, Profile
 from harness.targets.base import Target, TargetCrashed, TargetError, TargetSession, TargetTimeout
 
@@ -149,16 +149,36 @@ class Stepper:
                 violations, action, expected, now_ms, session, chats
             )
         judged = self._accepted(action, violations)
-        if any(
-            v.invariant == DIVERGENCE and v.severity != "known" for v in violations
-        ) and not any(v.invariant == DIVERGENCE and v.severity != "known" for v in judged):
-            # The baseline accepts this step's difference from the reference: the reference
-            # goes on from the target's state, so the accepted difference is not reported
-            # again on every later step (only what later steps do differently is).
+        tag = _accepted_divergence(violations, judged, self.baseline)
+        if tag is not None:
+            # The baseline accepts this step's difference from the reference: what else fires
+            # only because of it is accepted with it, and the reference goes on from the
+            # target's state, so the accepted difference is not reported again on every later
+            # step (only what later steps do differently is).
+            judged = self._with_accepted_state(judged, tag, step, expected)
             self.state, self.reference = observed, observed
         else:
             self.state, self.reference = observed, expected
         return StepResult(judged, False, expected, observed)
+
+    def _with_accepted_state(self, judged: list[Violation], tag: str, step: Step, expected: State) -> list[Violation]:
+        """`judged` with each failing step-check violation the reference model does not show on
+        the same step (from the same state, with the same context) turned `known` under the
+        baseline entry `tag` that accepted the step's divergence: with the state accepted, it
+        follows from an accepted difference. Probe checks (they call the target again) and
+        target failures stay as they are."""
+        failing = [v for v in judged if v.severity != "known" and _step_check(v.invariant)]
+        if not failing:
+            return judged
+        ref_step = Step(self.kind, self.reference, step.action, expected, step.now_ms, self.profile,
+                        session=step.session, chats=step.chats)
+        on_model = {v.invariant for v in check_step(ref_step, probes=False, only={v.invariant for v in failing})}
+        return [
+            Violation(v.invariant, "known", f"{v.message} {tag} (follows from the accepted difference)")
+            if v in failing and v.invariant not in on_model
+            else v
+            for v in judged
+        ]
 
     def _accepted(self, action: Any, violations: list[Violation]) -> list[Violation]:
         """The baseline's `known` entries applied to a step's or a probe's violations: the one
@@ -248,6 +268,24 @@ class Stepper:
             v = target_failure(e, malformed=True)
             return StepResult(self._accepted(action, [v] if v else []), True, None, before, str(e))
         return StepResult([], True, None, before)
+
+
+def _accepted_divergence(raw: list[Violation], judged: list[Violation], baseline: Baseline | None) -> str | None:
+    """The `[baseline <id>: <reason>]` tag of the entry that turned this step's failing
+    divergence (INV-D01) into an accepted one; None when there was none or it still fails."""
+    if baseline is None or any(v.invariant == DIVERGENCE and v.severity != "known" for v in judged):
+        return None
+    for before, after in zip(raw, judged, strict=True):
+        if before.invariant == DIVERGENCE and before.severity != "known" and after.severity == "known":
+            return next((e.tag for e in baseline.entries if after.message.endswith(e.tag)), None)
+    return None
+
+
+def _step_check(invariant: str) -> bool:
+    """A catalogue invariant checked per step from the states alone (not a probe, not a
+    target failure)."""
+    inv = REGISTRY.get(invariant)
+    return inv is not None and inv.check is not None and not inv.probe and invariant != DIVERGENCE
 
 
 def _verbatim(message: str) -> str:
