@@ -430,3 +430,31 @@ def test_what_fires_only_because_of_an_accepted_divergence_is_accepted_with_it()
     # an entry for another action type accepts nothing here
     other = {**entry, "known": {"invariant": "INV-D01", "actionType": "chat/delta"}}
     assert {v.invariant for v in complete(parse_baseline(doc(other))) if v.severity != "known"} >= {"INV-D01", "INV-016"}
+
+
+def test_a_known_entry_with_a_message_accepts_only_the_differences_it_matches() -> None:
+    # The client never stores a changeset's `error` (accepted, by a message pattern naming
+    # that path) and, on one action, also sets the wrong status (not accepted). INV-D01 lists
+    # both paths in one message; before, the pattern matched that message and the whole
+    # divergence — the wrong status with it — was accepted.
+    def drops_error(wrong_status: bool) -> ReferenceTarget:
+        def h(state: dict[str, Any], action: dict[str, Any], ctx: Any) -> dict[str, Any]:
+            out = {k: v for k, v in state.items() if k != "error"}
+            return {**out, "status": "ready" if wrong_status else action["status"]}
+        return ReferenceTarget(P, model=Model(P, overrides={"changeset/statusChanged": h}))
+
+    entry = {"id": "no-error", "reason": "the client does not keep error objects (client#5)",
+             "known": {"invariant": "INV-D01", "actionType": "changeset/statusChanged", "message": r"^\S+: error: "}}
+
+    def d01(wrong_status: bool) -> Any:
+        target = drops_error(wrong_status)
+        initial = {"status": "ready", "files": []}
+        s = Stepper("changeset", initial, Model(P), target.session("changeset", initial), target,
+                    baseline=parse_baseline(doc(entry)))
+        return next(v for v in s.step(TO_ERROR, 1_000).violations if v.invariant == "INV-D01")
+
+    only_error = d01(False)
+    assert only_error.severity == "known" and "[baseline no-error:" in only_error.message
+    both = d01(True)
+    assert both.severity == "divergence", both
+    assert both.message == 'changeset/statusChanged: status: reference="error" target="ready"'

@@ -178,6 +178,32 @@ class Baseline:
             out.append(v)
         return out
 
+    def accepts_any(self, kind: str, action_type: str, invariant: str) -> bool:
+        """Some `known` entry is about `invariant` on this kind and action type."""
+        return any(
+            not e.normalises and e.invariant == invariant and e.kind in (None, kind) and e.action_type in (None, action_type)
+            for e in self.entries
+        )
+
+    def split(self, kind: str, action_type: str, invariant: str, differences: list[str]) -> tuple[Entry | None, list[str]]:
+        """One violation that lists several `differences` (INV-D01: one line per differing
+        path), judged line by line: (the entry that accepted the first accepted line, the lines
+        no entry accepts). A `known` entry with a `message` accepts only the lines it matches,
+        so a step with an accepted and a real difference keeps the real one."""
+        first: Entry | None = None
+        left: list[str] = []
+        used: set[str] = set()
+        for line in differences:
+            e = next((e for e in self.entries if e.matches_violation(kind, action_type, invariant, line)), None)
+            if e is None:
+                left.append(line)
+                continue
+            if e.id not in used:
+                used.add(e.id)
+                e.hits += 1
+            first = first or e
+        return first, left
+
     def summary(self) -> list[str]:
         return [
             f"baseline {e.id}: {e.hits} match(es)" + ("  STALE: never matched in this run" if e.hits == 0 else "")

@@ -21,7 +21,8 @@ from typing import Any
 
 from harness.corpus.baseline import Baseline
 from harness.corpus.cause import message_shape
-from harness.invariants._json import json_equal
+from harness.diff import diff_paths, render
+from harness.invariants._json import fmt_path, json_equal
 from harness.invariants.base import Step, Violation
 from harness.invariants.divergence import agrees_with_reference
 from harness.invariants.registry import REGISTRY, check_step
@@ -148,7 +149,7 @@ class Stepper:
             violations = self._known_only_if_the_model_agrees(
                 violations, action, expected, now_ms, session, chats
             )
-        judged = self._accepted(action, violations)
+        judged = self._accepted(action, violations, expected, observed)
         tag = _accepted_divergence(violations, judged, self.baseline)
         if tag is not None:
             # The baseline accepts this step's difference from the reference: what else fires
@@ -180,15 +181,34 @@ class Stepper:
             for v in judged
         ]
 
-    def _accepted(self, action: Any, violations: list[Violation]) -> list[Violation]:
+    def _accepted(
+        self, action: Any, violations: list[Violation], expected: Any = None, observed: Any = None
+    ) -> list[Violation]:
         """The baseline's `known` entries applied to a step's or a probe's violations: the one
         place where an accepted difference becomes `known` (docs/baselines.md). Every path of
         `step` and `probe` returns through here, so no accepted violation fails a run, a
-        replay or a shrink candidate."""
+        replay or a shrink candidate. A divergence (INV-D01) is judged per differing path
+        (`expected` vs `observed`): it is accepted when every difference is, and otherwise
+        names only the differences no entry accepts."""
         if self.baseline is None or not violations:
             return violations
         atype = action.get("type") if isinstance(action, dict) else None
-        return self.baseline.classify(self.kind, atype if isinstance(atype, str) else "", violations)
+        atype = atype if isinstance(atype, str) else ""
+        out = []
+        for v in violations:
+            if (
+                v.invariant == DIVERGENCE and v.severity != "known" and isinstance(expected, dict)
+                and isinstance(observed, dict) and self.baseline.accepts_any(self.kind, atype, DIVERGENCE)
+            ):
+                lines = _difference_lines(atype, expected, observed)
+                entry, left = self.baseline.split(self.kind, atype, DIVERGENCE, lines) if lines else (None, lines)
+                if entry is not None:
+                    v = (Violation(v.invariant, "known", f"{v.message} {entry.tag}") if not left else
+                         Violation(v.invariant, v.severity, f"{atype}: " + "; ".join(x[len(atype) + 2:] for x in left[:3])))
+                    out.append(v)
+                    continue
+            out.append(v)
+        return self.baseline.classify(self.kind, atype, out)
 
     def _known_only_if_the_model_agrees(
         self,
@@ -279,6 +299,21 @@ def _accepted_divergence(raw: list[Violation], judged: list[Violation], baseline
         if before.invariant == DIVERGENCE and before.severity != "known" and after.severity == "known":
             return next((e.tag for e in baseline.entries if after.message.endswith(e.tag)), None)
     return None
+
+
+#: At most this many differences of one divergence are judged one by one.
+MAX_DIFFERENCES = 200
+
+
+def _difference_lines(atype: str, expected: State, observed: State) -> list[str]:
+    """`<type>: <path>: reference=… target=…` for each path where the states differ (as INV-D01
+    compares them: a `null`-valued key counts as absent), as the divergence message words them."""
+    out = []
+    for p, a, b in diff_paths(expected, observed, null_is_absent=True):
+        out.append(f"{atype}: {fmt_path(p)}: reference={render(a, 80)} target={render(b, 80)}")
+        if len(out) >= MAX_DIFFERENCES:
+            break
+    return out
 
 
 def _step_check(invariant: str) -> bool:
