@@ -86,15 +86,22 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_replay_with_the_baseline_marks_the_accepted_step_known_and_exits_0(tmp_path: Path) -> None:
-    path = tmp_path / "f.json"
-    path.write_text(json.dumps(_finding("INV-D01", [CLEARED], target=_adapter("clear_ignored")).to_json()))
     base = tmp_path / "b.json"
     base.write_text(json.dumps(doc(CLEAR_IS_NOOP)))
+    finding = _finding("INV-D01", [CLEARED], target=_adapter("clear_ignored"))
+    finding.extra["baseline"] = parse_baseline(doc(CLEAR_IS_NOOP), str(base)).provenance()
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(finding.to_json()))
     plain = _cli("replay", str(path))
     assert plain.returncode == 1, plain.stdout + plain.stderr
+    assert f"note: found under baseline {base}" in plain.stderr  # the run's verdict needs it
     accepted = _cli("replay", str(path), "--baseline", str(base))
     # before: "step 0: INV-D01 [known] …" and still exit 1
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert "found under baseline" not in accepted.stderr
+    other = tmp_path / "b2.json"
+    other.write_text(json.dumps(doc({**CLEAR_IS_NOOP, "reason": "another reason"})))
+    assert "is another" in _cli("replay", str(path), "--baseline", str(other)).stderr
     assert "step 0: INV-D01 [known]" in accepted.stdout
     assert "known: INV-D01 fires at step 0 only as known (accepted by the baseline)" in accepted.stdout
     bad = tmp_path / "bad.json"
@@ -119,6 +126,7 @@ def test_a_run_saves_no_finding_of_an_accepted_difference(seed: int) -> None:
         assert "[baseline" not in f.message, f.message
         assert f.steps[f.failing_step].action["type"] != "changeset/cleared", f.message
         assert replay(f, target, baseline=baseline).reproduced, f.message
+        assert f.extra["baseline"] == {"source": "baseline", "digest": baseline.digest, "entries": ["clear-noop"]}
 
 
 # -- the shrinker keeps the difference that is not accepted -----------------------------------

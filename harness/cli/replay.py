@@ -65,6 +65,9 @@ def replay_command(args: argparse.Namespace) -> int:
     spec_dir = _profiles.spec_or_usage(args.spec)
     choice = _profiles.choose_or_usage(args.profile, recorded=finding.profile, spec=spec_dir, target=spec)
     baseline = _profiles.baseline_or_usage(args.baseline)
+    note = _baseline_note(finding.extra.get("baseline"), baseline)
+    if note:
+        err.print(f"note: {note}", markup=False)
     target = open_target_or_usage(spec, choice.profile, args.timeout)
     try:
         _profiles.after_open(choice, target, spec)
@@ -83,6 +86,20 @@ def replay_command(args: argparse.Namespace) -> int:
         for line in result.diff:
             out.print(f"    {line}", markup=False)
     return 1 if result.reproduced else 0
+
+
+def _baseline_note(recorded: Any, given: Any) -> str | None:
+    """A word when the finding was found under a baseline (`extra.baseline`) and the replay
+    does not use that one: the verdict may differ from the run's."""
+    if not isinstance(recorded, dict):
+        return None
+    source, digest = recorded.get("source"), recorded.get("digest")
+    if given is None:
+        return (f"found under baseline {source} ({digest}); replay with --baseline to judge it "
+                "as the run did (accepted differences count as findings without it)")
+    if digest and given.digest != digest:
+        return f"found under baseline {source} ({digest}); --baseline {given.source} is another ({given.digest})"
+    return None
 
 
 def _verdict(result: Any, finding: Any) -> str:

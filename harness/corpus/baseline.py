@@ -21,6 +21,8 @@ Format versions: 1 (`absentEquals` with `[]`, `{}`, `null` or `""`; no exclusion
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -143,6 +145,11 @@ class Baseline:
     target: str | None
     entries: list[Entry] = field(default_factory=list)
     version: int = FORMAT_VERSION
+    digest: str = ""  # of the file's JSON content (canonical form): which baseline this was
+
+    def provenance(self) -> dict[str, Any]:
+        """What a finding found under this baseline records (`extra.baseline`)."""
+        return {"source": self.source, "digest": self.digest, "entries": [e.id for e in self.entries]}
 
     @property
     def stale(self) -> list[Entry]:
@@ -306,7 +313,8 @@ def parse_baseline(data: Any, source: str = "baseline") -> Baseline:
     target = data.get("target")
     if target is not None and not isinstance(target, str):
         raise BaselineError(f"{source}: \"target\" must be a string")
-    return Baseline(source, target, entries, version)
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return Baseline(source, target, entries, version, hashlib.sha256(canonical.encode()).hexdigest()[:12])
 
 
 def _text(e: dict[str, Any], key: str, where: str, required: bool = True) -> str | None:

@@ -459,5 +459,6 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Fin
         observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
         known_issue=inv.known_issue if inv else None,
         seed=config.seed,
-        extra={"chunk": chunk, **trace.extra},
+        extra={"chunk": chunk, **trace.extra,
+               **({"baseline": config.baseline.provenance()} if config.baseline is not None else {})},
     )
