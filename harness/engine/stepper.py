@@ -21,13 +21,13 @@ from typing import Any
 
 from harness.corpus.baseline import Baseline
 from harness.corpus.cause import message_shape
-from harness.diff import diff_paths, render
-from harness.invariants._json import fmt_path, json_equal
+from harness.invariants._json import json_equal
 from harness.invariants.base import Step, Violation
-from harness.invariants.divergence import agrees_with_reference
-from harness.invariants.registry import REGISTRY, check_step
+from harness.invariants.registry import check_step
 from harness.reference import MalformedAction, Model, Profile
 from harness.targets.base import Target, TargetCrashed, TargetError, TargetSession, TargetTimeout
+
+from .accepted import accepted_divergence, follows_from_accepted, judge
 
 State = dict[str, Any]
 
@@ -35,8 +35,6 @@ State = dict[str, Any]
 TARGET_CRASH = "TARGET-CRASH"
 TARGET_TIMEOUT = "TARGET-TIMEOUT"
 TARGET_ERROR = "TARGET-ERROR"
-#: The differential check (the target's state against the reference model's).
-DIVERGENCE = agrees_with_reference.id
 
 
 def target_failure(e: TargetError, *, malformed: bool) -> Violation | None:
@@ -150,65 +148,29 @@ class Stepper:
                 violations, action, expected, now_ms, session, chats
             )
         judged = self._accepted(action, violations, expected, observed)
-        tag = _accepted_divergence(violations, judged, self.baseline)
+        tag = accepted_divergence(violations, judged, self.baseline)
         if tag is not None:
             # The baseline accepts this step's difference from the reference: what else fires
             # only because of it is accepted with it, and the reference goes on from the
             # target's state, so the accepted difference is not reported again on every later
             # step (only what later steps do differently is).
-            judged = self._with_accepted_state(judged, tag, step, expected)
+            ref_step = Step(self.kind, self.reference, action, expected, now_ms, self.profile,
+                            session=session, chats=chats)
+            judged = follows_from_accepted(judged, tag, ref_step)
             self.state, self.reference = observed, observed
         else:
             self.state, self.reference = observed, expected
         return StepResult(judged, False, expected, observed)
 
-    def _with_accepted_state(self, judged: list[Violation], tag: str, step: Step, expected: State) -> list[Violation]:
-        """`judged` with each failing step-check violation the reference model does not show on
-        the same step (from the same state, with the same context) turned `known` under the
-        baseline entry `tag` that accepted the step's divergence: with the state accepted, it
-        follows from an accepted difference. Probe checks (they call the target again) and
-        target failures stay as they are."""
-        failing = [v for v in judged if v.severity != "known" and _step_check(v.invariant)]
-        if not failing:
-            return judged
-        ref_step = Step(self.kind, self.reference, step.action, expected, step.now_ms, self.profile,
-                        session=step.session, chats=step.chats)
-        on_model = {v.invariant for v in check_step(ref_step, probes=False, only={v.invariant for v in failing})}
-        return [
-            Violation(v.invariant, "known", f"{v.message} {tag} (follows from the accepted difference)")
-            if v in failing and v.invariant not in on_model
-            else v
-            for v in judged
-        ]
-
     def _accepted(
         self, action: Any, violations: list[Violation], expected: Any = None, observed: Any = None
     ) -> list[Violation]:
-        """The baseline's `known` entries applied to a step's or a probe's violations: the one
-        place where an accepted difference becomes `known` (docs/baselines.md). Every path of
-        `step` and `probe` returns through here, so no accepted violation fails a run, a
-        replay or a shrink candidate. A divergence (INV-D01) is judged per differing path
-        (`expected` vs `observed`): it is accepted when every difference is, and otherwise
-        names only the differences no entry accepts."""
+        """The baseline applied to a step's or a probe's violations (`harness.engine.accepted`):
+        every path of `step` and `probe` returns through here, so no accepted difference fails
+        a run, a replay or a shrink candidate."""
         if self.baseline is None or not violations:
             return violations
-        atype = action.get("type") if isinstance(action, dict) else None
-        atype = atype if isinstance(atype, str) else ""
-        out = []
-        for v in violations:
-            if (
-                v.invariant == DIVERGENCE and v.severity != "known" and isinstance(expected, dict)
-                and isinstance(observed, dict) and self.baseline.accepts_any(self.kind, atype, DIVERGENCE)
-            ):
-                lines = _difference_lines(atype, expected, observed)
-                entry, left = self.baseline.split(self.kind, atype, DIVERGENCE, lines) if lines else (None, lines)
-                if entry is not None:
-                    v = (Violation(v.invariant, "known", f"{v.message} {entry.tag}") if not left else
-                         Violation(v.invariant, v.severity, f"{atype}: " + "; ".join(x[len(atype) + 2:] for x in left[:3])))
-                    out.append(v)
-                    continue
-            out.append(v)
-        return self.baseline.classify(self.kind, atype, out)
+        return judge(self.baseline, self.kind, action, violations, expected, observed)
 
     def _known_only_if_the_model_agrees(
         self,
@@ -288,39 +250,6 @@ class Stepper:
             v = target_failure(e, malformed=True)
             return StepResult(self._accepted(action, [v] if v else []), True, None, before, str(e))
         return StepResult([], True, None, before)
-
-
-def _accepted_divergence(raw: list[Violation], judged: list[Violation], baseline: Baseline | None) -> str | None:
-    """The `[baseline <id>: <reason>]` tag of the entry that turned this step's failing
-    divergence (INV-D01) into an accepted one; None when there was none or it still fails."""
-    if baseline is None or any(v.invariant == DIVERGENCE and v.severity != "known" for v in judged):
-        return None
-    for before, after in zip(raw, judged, strict=True):
-        if before.invariant == DIVERGENCE and before.severity != "known" and after.severity == "known":
-            return next((e.tag for e in baseline.entries if after.message.endswith(e.tag)), None)
-    return None
-
-
-#: At most this many differences of one divergence are judged one by one.
-MAX_DIFFERENCES = 200
-
-
-def _difference_lines(atype: str, expected: State, observed: State) -> list[str]:
-    """`<type>: <path>: reference=… target=…` for each path where the states differ (as INV-D01
-    compares them: a `null`-valued key counts as absent), as the divergence message words them."""
-    out = []
-    for p, a, b in diff_paths(expected, observed, null_is_absent=True):
-        out.append(f"{atype}: {fmt_path(p)}: reference={render(a, 80)} target={render(b, 80)}")
-        if len(out) >= MAX_DIFFERENCES:
-            break
-    return out
-
-
-def _step_check(invariant: str) -> bool:
-    """A catalogue invariant checked per step from the states alone (not a probe, not a
-    target failure)."""
-    inv = REGISTRY.get(invariant)
-    return inv is not None and inv.check is not None and not inv.probe and invariant != DIVERGENCE
 
 
 def _verbatim(message: str) -> str:
