@@ -239,7 +239,7 @@ class Stepper:
         if not self.target_is_model and any(v.severity == "known" for v in violations):
             # the model's answer to a type it does not know is its state, unchanged
             violations = self._known_only_if_the_model_agrees(violations, action, self.reference, now_ms)
-        return StepResult(self._accepted(action, violations), True, before, observed)
+        return StepResult(self._accepted(action, violations, before, observed), True, before, observed)
 
     def _probe_malformed(self, before: State, action: Any, now_ms: int) -> StepResult:
         if self.target_is_model:
