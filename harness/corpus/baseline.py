@@ -382,7 +382,7 @@ def _normalisation(
             raise BaselineError(f'{where}: "values" must be a non-empty list of {names}')
         bad = [v for v in raw if _member(v) not in allowed]
         if bad:
-            raise BaselineError(f'{where}: "values" may hold only {names} (not {bad[0]!r})')
+            raise BaselineError(f'{where}: "values" may hold only {names} (not {json.dumps(bad[0])})')
     members = frozenset(m for m in (_member(v) for v in raw) if m is not None) | ({"<absent>"} if absent else set())
     if len(members) < 2:
         raise BaselineError(f'{where}: a normalisation needs two things to make equal: more "values", '
@@ -393,7 +393,7 @@ def _normalisation(
     kept = [p for p in paths if not p.startswith("!")]
     dropped = [p[1:] for p in paths if p.startswith("!")]
     if dropped and version == 1:
-        raise BaselineError(f'{where}: a "!" exclusion ({"!" + dropped[0]!r}) needs "formatVersion": 2')
+        raise BaselineError(f'{where}: a "!" exclusion ({json.dumps("!" + dropped[0])}) needs "formatVersion": 2')
     if not kept:
         raise BaselineError(f'{where}: "paths" has only exclusions ("!…"): name the paths to normalise too')
     if any(not d for d in dropped):
