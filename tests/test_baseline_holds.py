@@ -165,7 +165,9 @@ def test_the_shrinker_keeps_the_root_cause_the_run_saw_not_an_earlier_one() -> N
     finding = _finding("INV-D01", [TO_ERROR, NOOP, REMOVE_F1])
     removal = _cause_at(finding, target, 2)
     assert removal != _cause_at(finding, target, 0)
-    shrunk = TraceShrinker(target, target_is_model=False, max_attempts=200).shrink(finding, removal)
+    shrinker = TraceShrinker(target, target_is_model=False, max_attempts=200)
+    shrunk = shrinker.shrink(finding, removal)
+    assert shrinker.cause == removal  # the signature the campaign files the finding under
     # before, the shrinker had no cause to keep: it cut at the first INV-D01, the status one,
     # a cause already reported (the run then dropped the finding as a duplicate: lost)
     assert [s.action["type"] for s in shrunk.steps] == ["changeset/fileRemoved"]

@@ -337,7 +337,8 @@ def _confirm(
     if not reproduced:
         finding.extra["flaky"] = True
     if recorder is not None:
-        cause = finding_cause(finding)
+        # the shrinker's signature is the machine's (with the states before the failing step)
+        cause = shrinker.cause if shrinker.cause is not None else finding_cause(finding)
         finding.extra["rootCause"] = cause
         if recorder.causes[cause] >= recorder.cause_cap and cause != failure.cause:
             recorder.duplicates += 1

@@ -63,6 +63,12 @@ class TraceShrinker:
         self._best: Finding | None = None  # the smallest reproducing trace so far
         self._cause: Any = None  # the root cause of the finding being shrunk (at its hit step)
 
+    @property
+    def cause(self) -> Any:
+        """The root cause the shrunk trace shows at its failing step, as the run signs it (with
+        the states before that step); None when the trace did not reproduce."""
+        return self._cause if self.reproduced else None
+
     def _out_of_budget(self) -> bool:
         if self.stopped is not None or (self.should_stop is not None and self.should_stop()):
             return True
@@ -110,6 +116,7 @@ class TraceShrinker:
 
     def _shrink(self, finding: Finding, cause: Any) -> Finding:
         self._best = None
+        self.reproduced = False
         self._cause = cause
         base = self._check(finding, len(finding.steps))
         if base is None and cause is not None:
