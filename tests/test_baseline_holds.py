@@ -468,3 +468,15 @@ def test_a_known_entry_with_a_message_accepts_only_the_differences_it_matches() 
     both = d01(True)
     assert both.severity == "divergence", both
     assert both.message == 'changeset/statusChanged: status: reference="error" target="ready"'
+
+
+def test_the_pytest_plugin_refuses_a_bad_baseline_as_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    bad = tmp_path / "b.json"
+    bad.write_text(json.dumps({**doc(CLEAR_IS_NOOP), "formatVersion": 9}))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ahp-target", "reference",
+                           "--ahp-baseline", str(bad), "test_x.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    # before: an INTERNALERROR traceback (and exit 3)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "INTERNALERROR" not in proc.stdout + proc.stderr
+    assert "--ahp-baseline: " in proc.stderr and "format version 9" in proc.stderr
