@@ -16,7 +16,7 @@ from harness.corpus.baseline import BaselineError, parse_baseline
 from harness.corpus.cause import root_cause
 from harness.corpus.finding import Finding, TraceStep, load_finding
 from harness.engine.campaign import RunConfig, run_campaign
-from harness.engine.events import EventBus
+from harness.engine.events import EventBus, KnownSeen
 from harness.engine.replay import replay
 from harness.engine.shrink import TraceShrinker
 from harness.engine.stepper import Stepper
@@ -103,7 +103,7 @@ def test_replay_with_the_baseline_marks_the_accepted_step_known_and_exits_0(tmp_
     other.write_text(json.dumps(doc({**CLEAR_IS_NOOP, "reason": "another reason"})))
     assert "is another" in _cli("replay", str(path), "--baseline", str(other)).stderr
     assert "step 0: INV-D01 [known]" in accepted.stdout
-    assert "known: INV-D01 fires at step 0 only as known (accepted by the baseline)" in accepted.stdout
+    assert "known: INV-D01 fires at step 0 only as known (accepted by the baseline, entry clear-noop)" in accepted.stdout
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**doc(CLEAR_IS_NOOP), "formatVersion": 9}))
     refused = _cli("replay", str(path), "--baseline", str(bad))
@@ -119,8 +119,12 @@ def test_a_run_saves_no_finding_of_an_accepted_difference(seed: int) -> None:
     config = RunConfig(target=target, target_spec="test", target_is_model=False, profile=P, seed=seed,
                        budget_s=None, max_chunks=4, chunk_examples=10, max_steps=25, kinds=("changeset",),
                        baseline=baseline, heartbeat_s=0, profiles=(P,))
-    findings = run_campaign(config, EventBus(lambda e: None)).findings
+    events: list[Any] = []
+    findings = run_campaign(config, EventBus(events.append)).findings
     assert findings, "the statusChanged defect is found"
+    # reported as accepted by the entry, not as an upstream issue
+    assert [e.known_issue for e in events if isinstance(e, KnownSeen) and e.invariant == "INV-D01"] == \
+        ["accepted by baseline entry clear-noop"]
     assert baseline.entries[0].hits > 0
     for f in findings:
         assert "[baseline" not in f.message, f.message

@@ -78,7 +78,7 @@ def replay_command(args: argparse.Namespace) -> int:
     out.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "
               f"{len(finding.steps)} steps, profile {choice.profile.label}, target {spec}", markup=False)
     out.print(f"  {finding.message}", markup=False)
-    out.print(Text(_verdict(result, finding), style="red" if result.reproduced else "green"))
+    out.print(Text(_verdict(result, finding, baseline), style="red" if result.reproduced else "green"))
     for i, v in result.violations:
         out.print(f"  step {i}: {v.invariant} [{v.severity}] {v.message}", markup=False)
     if result.diff:
@@ -102,7 +102,7 @@ def _baseline_note(recorded: Any, given: Any) -> str | None:
     return None
 
 
-def _verdict(result: Any, finding: Any) -> str:
+def _verdict(result: Any, finding: Any, baseline: Any = None) -> str:
     """The replay's one-line verdict. A finding whose invariant fires again only as `known` —
     a difference the baseline accepts, or a listed upstream issue the reference shows too — is
     said to be known: not a finding (exit 0)."""
@@ -112,7 +112,9 @@ def _verdict(result: Any, finding: Any) -> str:
     if not known:
         return str(result.summary(finding))
     i, v = known[0]
-    why = "accepted by the baseline" if "[baseline " in v.message else f"known upstream issue: {finding.known_issue or 'listed'}"
+    entry = baseline.entry_for(v.message) if baseline is not None else None
+    why = f"accepted by the baseline, entry {entry.id}" if entry is not None else \
+        f"known upstream issue: {finding.known_issue or 'listed'}"
     return f"known: {finding.invariant} fires at step {i} only as known ({why}); not a finding, as in a run"
 
 

@@ -185,6 +185,10 @@ class Baseline:
             out.append(v)
         return out
 
+    def entry_for(self, message: str) -> Entry | None:
+        """The entry whose tag a (`known`) violation's message carries: the one that accepted it."""
+        return next((e for e in self.entries if e.tag in message), None)
+
     def accepts_any(self, kind: str, action_type: str, invariant: str) -> bool:
         """Some `known` entry is about `invariant` on this kind and action type."""
         return any(

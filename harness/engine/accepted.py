@@ -76,7 +76,8 @@ def accepted_divergence(raw: list[Violation], judged: list[Violation], baseline:
         return None
     for before, after in zip(raw, judged, strict=True):
         if before.invariant == DIVERGENCE and before.severity != "known" and after.severity == "known":
-            return next((e.tag for e in baseline.entries if after.message.endswith(e.tag)), None)
+            entry = baseline.entry_for(after.message)
+            return entry.tag if entry is not None else None
     return None
 
 

@@ -153,7 +153,9 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         seen_known.add(key)
         if first:
             inv = REGISTRY.get(v.invariant)
-            emit(KnownSeen(v.invariant, kind, v.message, inv.known_issue if inv else None, True))
+            accepted = config.baseline.entry_for(v.message) if config.baseline is not None else None
+            issue = f"accepted by baseline entry {accepted.id}" if accepted is not None else inv.known_issue if inv else None
+            emit(KnownSeen(v.invariant, kind, v.message, issue, True))
 
     recorder = Recorder(on_known=on_known, on_step=config.step_hook, cause_cap=config.cause_cap)
     guarded = _GuardedTarget(config.target)
