@@ -71,9 +71,12 @@ class _Run:
         self.notes: list[str] = []
         baseline = opt("ahp_baseline")
         if baseline:
-            from harness.corpus.baseline import load_baseline
+            from harness.corpus.baseline import BaselineError, load_baseline
 
-            self.baseline: Any = load_baseline(baseline)
+            try:
+                self.baseline: Any = load_baseline(baseline)
+            except BaselineError as e:  # a usage error, not an INTERNALERROR traceback
+                raise pytest.UsageError(f"--ahp-baseline: {e}") from e
         else:
             self.baseline = None
 

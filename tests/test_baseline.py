@@ -29,7 +29,7 @@ LISTS = {"id": "lists", "reason": "omitempty encoder", "normalise": {"absentEqua
     ("data", "needle"),
     [
         ({"format": "other"}, "not an ahp-fuzz baseline"),
-        ({**doc(LISTS), "formatVersion": 2}, "format version 2"),
+        ({**doc(LISTS), "formatVersion": 3}, "format version 3; this ahp-fuzz reads 1 and 2"),
         (doc(), "non-empty list"),
         (doc({"id": "x", "normalise": LISTS["normalise"]}), '"reason"'),
         (doc({**LISTS, "known": {"invariant": "INV-D01"}}), "exactly one"),

@@ -1,8 +1,10 @@
 """`ahp-fuzz replay`: re-run a saved finding exactly and print what happens.
 
 The result goes to stdout; notes (a run that died, an override of the recorded target) to
-stderr. Exit 1 while the finding reproduces, 0 once it does not, 2 for a file that is not a
-valid finding or a target that cannot start.
+stderr. Exit 1 while the finding reproduces, 0 once it does not — also when its invariant fires
+only as `known` (accepted by `--baseline`, or a listed upstream issue the reference shows too) —
+2 for a file that is not a valid finding, a baseline that is not valid or a target that cannot
+start.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ def replay_command(args: argparse.Namespace) -> int:
     spec_dir = _profiles.spec_or_usage(args.spec)
     choice = _profiles.choose_or_usage(args.profile, recorded=finding.profile, spec=spec_dir, target=spec)
     baseline = _profiles.baseline_or_usage(args.baseline)
+    note = _baseline_note(finding.extra.get("baseline"), baseline)
+    if note:
+        err.print(f"note: {note}", markup=False)
     target = open_target_or_usage(spec, choice.profile, args.timeout)
     try:
         _profiles.after_open(choice, target, spec)
@@ -73,7 +78,7 @@ def replay_command(args: argparse.Namespace) -> int:
     out.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "
               f"{len(finding.steps)} steps, profile {choice.profile.label}, target {spec}", markup=False)
     out.print(f"  {finding.message}", markup=False)
-    out.print(Text(result.summary(finding), style="red" if result.reproduced else "green"))
+    out.print(Text(_verdict(result, finding, baseline), style="red" if result.reproduced else "green"))
     for i, v in result.violations:
         out.print(f"  step {i}: {v.invariant} [{v.severity}] {v.message}", markup=False)
     if result.diff:
@@ -83,12 +88,43 @@ def replay_command(args: argparse.Namespace) -> int:
     return 1 if result.reproduced else 0
 
 
+def _baseline_note(recorded: Any, given: Any) -> str | None:
+    """A word when the finding was found under a baseline (`extra.baseline`) and the replay
+    does not use that one: the verdict may differ from the run's."""
+    if not isinstance(recorded, dict):
+        return None
+    source, digest = recorded.get("source"), recorded.get("digest")
+    if given is None:
+        return (f"found under baseline {source} ({digest}); replay with --baseline to judge it "
+                "as the run did (accepted differences count as findings without it)")
+    if digest and given.digest != digest:
+        return f"found under baseline {source} ({digest}); --baseline {given.source} is another ({given.digest})"
+    return None
+
+
+def _verdict(result: Any, finding: Any, baseline: Any = None) -> str:
+    """The replay's one-line verdict. A finding whose invariant fires again only as `known` —
+    a difference the baseline accepts, or a listed upstream issue the reference shows too — is
+    said to be known: not a finding (exit 0)."""
+    if result.reproduced:
+        return str(result.summary(finding))
+    known = [(i, v) for i, v in result.violations if v.invariant == finding.invariant and v.severity == "known"]
+    if not known:
+        return str(result.summary(finding))
+    i, v = known[0]
+    entry = baseline.entry_for(v.message) if baseline is not None else None
+    why = f"accepted by the baseline, entry {entry.id}" if entry is not None else \
+        f"known upstream issue: {finding.known_issue or 'listed'}"
+    return f"known: {finding.invariant} fires at step {i} only as known ({why}); not a finding, as in a run"
+
+
 def register(sub: Any) -> None:
     r = sub.add_parser(
         "replay",
         help="re-run a saved finding exactly and print what happens",
-        description="Replay a finding file: exit 1 if it still reproduces, 0 if it no longer does, "
-        "2 if the file is not a valid finding or the target cannot start.",
+        description="Replay a finding file: exit 1 if it still reproduces, 0 if it no longer does "
+        "or its invariant fires only as known (accepted by --baseline, or a listed upstream issue), "
+        "2 if the file is not a valid finding, the baseline not a valid baseline, or the target cannot start.",
     )
     r.add_argument("file", help="a finding JSON file")
     r.add_argument("--target", help="target to replay against (default: the one recorded in the finding)")

@@ -153,7 +153,9 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         seen_known.add(key)
         if first:
             inv = REGISTRY.get(v.invariant)
-            emit(KnownSeen(v.invariant, kind, v.message, inv.known_issue if inv else None, True))
+            accepted = config.baseline.entry_for(v.message) if config.baseline is not None else None
+            issue = f"accepted by baseline entry {accepted.id}" if accepted is not None else inv.known_issue if inv else None
+            emit(KnownSeen(v.invariant, kind, v.message, issue, True))
 
     recorder = Recorder(on_known=on_known, on_step=config.step_hook, cause_cap=config.cause_cap)
     guarded = _GuardedTarget(config.target)
@@ -317,7 +319,7 @@ def _confirm(
         schema=config.schema,
         baseline=config.baseline,
     )
-    finding = shrinker.shrink(found)
+    finding = shrinker.shrink(found, failure.cause or None)  # the root cause the run saw
     finding.extra["shrink"] = {
         "stepsFound": len(found.steps), "stepsShrunk": len(finding.steps), "replays": shrinker.attempts,
     }
@@ -337,7 +339,8 @@ def _confirm(
     if not reproduced:
         finding.extra["flaky"] = True
     if recorder is not None:
-        cause = finding_cause(finding)
+        # the shrinker's signature is the machine's (with the states before the failing step)
+        cause = shrinker.cause if shrinker.cause is not None else finding_cause(finding)
         finding.extra["rootCause"] = cause
         if recorder.causes[cause] >= recorder.cause_cap and cause != failure.cause:
             recorder.duplicates += 1
@@ -459,5 +462,6 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Fin
         observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
         known_issue=inv.known_issue if inv else None,
         seed=config.seed,
-        extra={"chunk": chunk, **trace.extra},
+        extra={"chunk": chunk, **trace.extra,
+               **({"baseline": config.baseline.provenance()} if config.baseline is not None else {})},
     )

@@ -1,7 +1,9 @@
 """Replay a finding exactly: same profile, initial state, actions and clock values.
 
 The trace goes through the same `Stepper` the fuzz engine uses, so the same checks judge it. A
-finding *reproduces* when its invariant fires again at some step of the trace.
+finding *reproduces* when its invariant fires again at some step of the trace — for a finding
+that is not itself `known`, as a failing violation: a `known` firing (a listed upstream issue the
+reference shows too, a difference the target's baseline accepts) does not reproduce it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.corpus.baseline import Baseline
+from harness.corpus.cause import root_cause
 from harness.corpus.finding import Finding
 from harness.diff import json_diff
 from harness.invariants.base import Violation
@@ -30,6 +33,7 @@ class ReplayResult:
     expected: Any = None  # reference state after the hit step
     observed: Any = None  # target state (or error text) after the hit step
     message: str = ""  # the invariant's message at the hit step
+    before: tuple[Any, Any] | None = None  # (reference, target) states before the hit step
 
     def summary(self, finding: Finding) -> str:
         if self.reproduced:
@@ -47,10 +51,12 @@ def replay(
     schema: Callable[[Any], str | None] | None = None,
     baseline: Baseline | None = None,
     profile: Profile | None = None,
+    cause: Any = None,
 ) -> ReplayResult:
     """Replay under the finding's profile (or `profile`, the `--profile` override), with the
     model's payload checks on (and the spec's `schema`, when given) and the target's
-    `baseline` applied, as in the run."""
+    `baseline` applied, as in the run. `cause`: only a firing with this root cause (the
+    signature the run gives it, `harness.corpus.cause.root_cause`) reproduces the finding."""
     model = Model(profile or Profile.named(finding.profile), check_payloads=True, schema=schema)
     session = target.session(finding.kind, finding.initial)
     stepper = Stepper(
@@ -70,17 +76,30 @@ def replay(
     expected: Any = None
     observed: Any = None
     message = ""
+    before: tuple[Any, Any] | None = None
     try:
         for i, step in enumerate(finding.steps):
+            states_before = (stepper.reference, stepper.state)
             if step.probe:
                 result = stepper.probe(step.action, step.now_ms)
             else:
                 result = stepper.step(step.action, step.now_ms)
             fired += [(i, v) for v in result.violations]
             malformed += result.malformed and not step.probe
-            match = next((v for v in result.violations if v.invariant == finding.invariant), None)
+            match = next(
+                (
+                    v for v in result.violations
+                    if _reproduces(finding, v) and (
+                        cause is None or root_cause(
+                            v.invariant, finding.kind, step.action, result.expected, result.observed,
+                            before=states_before, message=v.message,
+                        ) == cause
+                    )
+                ),
+                None,
+            )
             if match is not None:
-                hit, message = i, match.message
+                hit, message, before = i, match.message, states_before
                 expected = result.expected
                 observed = result.observed if result.observed is not None else result.error
                 if result.expected is not None and result.observed is not None:
@@ -90,4 +109,10 @@ def replay(
                 break
     finally:
         session.close()
-    return ReplayResult(hit is not None, hit, fired, diff, malformed, expected, observed, message)
+    return ReplayResult(hit is not None, hit, fired, diff, malformed, expected, observed, message, before)
+
+
+def _reproduces(finding: Finding, v: Violation) -> bool:
+    """`v` is the finding again: its invariant, and — unless the finding records a known issue
+    (corpora/known/) — not classified `known` on this replay."""
+    return v.invariant == finding.invariant and (finding.severity == "known" or v.severity != "known")

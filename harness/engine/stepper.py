@@ -27,6 +27,8 @@ from harness.invariants.registry import check_step
 from harness.reference import MalformedAction, Model, Profile
 from harness.targets.base import Target, TargetCrashed, TargetError, TargetSession, TargetTimeout
 
+from .accepted import accepted_divergence, follows_from_accepted, judge
+
 State = dict[str, Any]
 
 #: Pseudo-invariants for target failures (they are not in the spec catalogue).
@@ -124,7 +126,7 @@ class Stepper:
             observed = self.session.step(action, now_ms)
         except TargetError as e:
             v = target_failure(e, malformed=False)
-            return StepResult([v] if v else [], False, expected, None, str(e))
+            return StepResult(self._accepted(action, [v] if v else []), False, expected, None, str(e))
         assert expected is not None
         if self.baseline is not None and not self.target_is_model:
             observed = self.baseline.normalise(expected, observed, before)
@@ -145,10 +147,30 @@ class Stepper:
             violations = self._known_only_if_the_model_agrees(
                 violations, action, expected, now_ms, session, chats
             )
-        if self.baseline is not None:
-            violations = self.baseline.classify(self.kind, step.type, violations)
-        self.state, self.reference = observed, expected
-        return StepResult(violations, False, expected, observed)
+        judged = self._accepted(action, violations, expected, observed)
+        tag = accepted_divergence(violations, judged, self.baseline)
+        if tag is not None:
+            # The baseline accepts this step's difference from the reference: what else fires
+            # only because of it is accepted with it, and the reference goes on from the
+            # target's state, so the accepted difference is not reported again on every later
+            # step (only what later steps do differently is).
+            ref_step = Step(self.kind, self.reference, action, expected, now_ms, self.profile,
+                            session=session, chats=chats)
+            judged = follows_from_accepted(judged, tag, ref_step)
+            self.state, self.reference = observed, observed
+        else:
+            self.state, self.reference = observed, expected
+        return StepResult(judged, False, expected, observed)
+
+    def _accepted(
+        self, action: Any, violations: list[Violation], expected: Any = None, observed: Any = None
+    ) -> list[Violation]:
+        """The baseline applied to a step's or a probe's violations (`harness.engine.accepted`):
+        every path of `step` and `probe` returns through here, so no accepted difference fails
+        a run, a replay or a shrink candidate."""
+        if self.baseline is None or not violations:
+            return violations
+        return judge(self.baseline, self.kind, action, violations, expected, observed)
 
     def _known_only_if_the_model_agrees(
         self,
@@ -209,11 +231,15 @@ class Stepper:
                 observed = self.target.reduce(self.kind, before, action, now_ms)
             except TargetError as e:
                 v = target_failure(e, malformed=False)
-                return StepResult([v] if v else [], True, None, None, str(e))
+                return StepResult(self._accepted(action, [v] if v else []), True, None, None, str(e))
             if self.baseline is not None:
                 observed = self.baseline.normalise(before, observed, before)  # the model's answer: a no-op
         step = Step(self.kind, before, action, observed, now_ms, self.profile, reference_after=None if self.target_is_model else before)
-        return StepResult(check_step(step), True, before, observed)
+        violations = check_step(step)
+        if not self.target_is_model and any(v.severity == "known" for v in violations):
+            # the model's answer to a type it does not know is its state, unchanged
+            violations = self._known_only_if_the_model_agrees(violations, action, self.reference, now_ms)
+        return StepResult(self._accepted(action, violations, before, observed), True, before, observed)
 
     def _probe_malformed(self, before: State, action: Any, now_ms: int) -> StepResult:
         if self.target_is_model:
@@ -222,7 +248,7 @@ class Stepper:
             self.target.reduce(self.kind, before, action, now_ms)
         except TargetError as e:
             v = target_failure(e, malformed=True)
-            return StepResult([v] if v else [], True, None, before, str(e))
+            return StepResult(self._accepted(action, [v] if v else []), True, None, before, str(e))
         return StepResult([], True, None, before)
 
 
