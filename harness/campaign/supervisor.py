@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from harness.corpus.finding import FindingFormatError, load_finding
+from harness.corpus.load import FindingFormatError, load_finding
 
 from .outcomes import OutcomeMatrix, matrix_report
 from .worker import WorkerSpec, spec_line

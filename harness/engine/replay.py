@@ -1,7 +1,11 @@
 """Replay a finding exactly: same profile, initial state, actions and clock values.
 
-The trace goes through the same `Stepper` the fuzz engine uses, so the same checks judge it. A
-finding *reproduces* when its invariant fires again at some step of the trace.
+The trace goes through the same `Stepper` the fuzz engine uses, so the same checks judge it, with
+the cross-channel context a multi-channel run recorded on the failing step. A finding
+*reproduces* when its invariant fires again at some step of the trace — and, for a finding with a
+root cause (harness/corpus/cause.py), fires there as a witness of that same cause: an earlier step
+where the invariant fires for another cause is not the finding (the shrinker, which replays
+candidates, then keeps the cause it was asked to minimise).
 """
 
 from __future__ import annotations
@@ -11,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.corpus.baseline import Baseline
+from harness.corpus.cause import Cause, StepView
 from harness.corpus.finding import Finding
 from harness.diff import json_diff
 from harness.invariants.base import Violation
 from harness.reference import Model, Profile
 from harness.targets.base import Target
 
+from .causes import rejudger, violation_cause
 from .stepper import Stepper
 
 
@@ -30,10 +36,19 @@ class ReplayResult:
     expected: Any = None  # reference state after the hit step
     observed: Any = None  # target state (or error text) after the hit step
     message: str = ""  # the invariant's message at the hit step
+    cause: Cause | None = None  # the root cause the hit shows (when the finding has one)
+    #: Steps where the invariant fired for another cause than the finding's.
+    other_causes: list[tuple[int, Cause | None]] = field(default_factory=list)
 
     def summary(self, finding: Finding) -> str:
         if self.reproduced:
-            return f"reproduced: {finding.invariant} fires at step {self.step}"
+            why = f" ({self.cause.summary})" if self.cause is not None else ""
+            return f"reproduced: {finding.invariant} fires at step {self.step}{why}"
+        if self.other_causes:
+            i, c = self.other_causes[0]
+            what = c.summary if c is not None else "a difference inherited from an earlier step"
+            return (f"did not reproduce: {finding.invariant} fires at step {i}, but for another cause "
+                    f"({what})")
         others = sorted({v.invariant for _, v in self.violations})
         extra = f" (other checks fired: {', '.join(others)})" if others else ""
         return f"did not reproduce: {finding.invariant} does not fire{extra}"
@@ -70,15 +85,33 @@ def replay(
     expected: Any = None
     observed: Any = None
     message = ""
+    want = finding.cause.get("id") if isinstance(finding.cause, dict) else None
+    cause: Cause | None = None
+    others: list[tuple[int, Cause | None]] = []
     try:
         for i, step in enumerate(finding.steps):
+            reference, state = stepper.reference, stepper.state
             if step.probe:
                 result = stepper.probe(step.action, step.now_ms)
             else:
-                result = stepper.step(step.action, step.now_ms)
+                result = stepper.step(step.action, step.now_ms, **step.cross_channel())
             fired += [(i, v) for v in result.violations]
             malformed += result.malformed and not step.probe
-            match = next((v for v in result.violations if v.invariant == finding.invariant), None)
+            match = None
+            view = StepView(finding.kind, step.action, state if step.probe else reference, state,
+                            result.expected, result.observed, probe=step.probe)
+            for v in result.violations:
+                if v.invariant != finding.invariant:
+                    continue
+                if want is None:
+                    match = v
+                    break
+                c = violation_cause(view, v, rejudger(stepper.probe_reducer(), view, step.now_ms,
+                                                      stepper.profile, step.cross_channel()))
+                if c is not None and c.id == want:
+                    match, cause = v, c
+                    break
+                others.append((i, c))
             if match is not None:
                 hit, message = i, match.message
                 expected = result.expected
@@ -90,4 +123,5 @@ def replay(
                 break
     finally:
         session.close()
-    return ReplayResult(hit is not None, hit, fired, diff, malformed, expected, observed, message)
+    return ReplayResult(hit is not None, hit, fired, diff, malformed, expected, observed, message, cause,
+                        others if hit is None else [])

@@ -132,7 +132,7 @@ class TraceShrinker:
                 continue
             for _, smaller in _smaller_values(step.action):
                 steps = list(f.steps)
-                steps[i] = TraceStep(smaller, step.now_ms, step.probe)
+                steps[i] = TraceStep(smaller, step.now_ms, step.probe, step.context)
                 yield replace(f, steps=steps)
 
 

@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.corpus.finding import Finding, FindingFormatError, load_finding
+from harness.corpus.finding import Finding, FindingFormatError
+from harness.corpus.load import load_finding
 from harness.diff import json_diff
 from harness.invariants.catalogue import as_dict
 from harness.invariants.registry import REGISTRY
