@@ -30,7 +30,9 @@ Without a difference of its own a violation is signed by what it says: a target 
 (`TARGET-CRASH` …) by the failure and the action type; a probe check (which calls the target's
 reducer again: purity, determinism, …) by the presence-only difference its message names
 (`step=[] rerun=<absent>` — the same `dropped-empty` cause as the state difference), else by the
-invariant and the shape of its message — unless the states already differed before the step and
+invariant and the shape of its message — unless it says the target's reducer failed on a key
+(`KeyError: 'x'`) that the target's state lacks where the model's has it (that difference's
+cause: the target cannot read back its own state), or the states already differed before the step and
 the probe, re-run on the model's state, stays silent (harness/engine/causes.py): then it saw an
 earlier step's difference. A violation on states that agree is signed by its message too. A
 violation whose differences are all inherited has no cause of its own (None): it witnesses an
@@ -59,6 +61,7 @@ _EMPTIES: Final = ([], {}, "")
 #: Transformations told by the two values alone (before `unapplied` is considered).
 _CONTEXT_FREE: Final = frozenset({"int-wrap", "dropped-empty", "added-empty"})
 _WORD: Final = re.compile(r"[A-Za-z][A-Za-z_-]{0,31}")
+_KEY_ERROR: Final = re.compile(r"KeyError: '([^']+)'")
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,18 @@ class StepView:
             c = Cause(("unapplied", self.type), text)
             found[c.id] = c
         return sorted(found.values(), key=lambda c: PRIORITY.index(c.transformation))
+
+    def missing_key_cause(self, message: str) -> Cause | None:
+        """The cause of a reducer that failed on a key its state lacks (`KeyError: 'x'` in
+        `message`) where the model's state has it: the difference that dropped `x` (fresh or
+        inherited) — the target cannot read back its own state, a consequence of that cause."""
+        m = _KEY_ERROR.search(message)
+        if m is None or not (isinstance(self.expected, dict) and isinstance(self.observed, dict)):
+            return None
+        for p, a, b in _first(diff_paths(self.expected, self.observed, null_is_absent=True)):
+            if b is ABSENT and p and p[-1] == m.group(1):
+                return classify(p, a, b, self.type)
+        return None
 
     @property
     def inherited_only(self) -> bool:

@@ -12,10 +12,9 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from harness.corpus.cause import Cause, StepView, check_cause, failure_cause
-from harness.invariants._json import fresh, json_equal
+from harness.invariants._json import json_equal
 from harness.invariants.base import Step, Violation
 from harness.invariants.registry import REGISTRY, check_step
-from harness.targets.base import TargetError
 
 #: Re-judge a probe invariant with the target's reducer on the *model's* state before the step:
 #: (invariant) -> does it still fire?
@@ -37,6 +36,8 @@ def violation_cause(view: StepView, v: Violation, rejudge: Rejudge | None = None
     inv = REGISTRY.get(v.invariant)
     if inv is not None and inv.probe:
         cause = check_cause(v.invariant, v.message)
+        if cause.transformation == "check":
+            cause = view.missing_key_cause(v.message) or cause
         if (cause.transformation == "check" and rejudge is not None and not view.probe
                 and not json_equal(view.before, view.target_before) and not rejudge(v.invariant)):
             return None  # on the model's state the target's reducer passes: an earlier cause
@@ -53,14 +54,13 @@ def rejudger(
     reduce: Callable[[str, Any, Any, int], Any], view: StepView, now_ms: int, profile: Any,
     context: dict[str, Any] | None = None,
 ) -> Rejudge:
-    """A `Rejudge` for one step: the target's reducer (`reduce`) on the model's state before it."""
+    """A `Rejudge` for one step: the probe re-run with the target's reducer (`reduce`) on the
+    model's states before and after the step, as if the target had not diverged earlier."""
 
     def still_fires(invariant: str) -> bool:
-        try:
-            after = reduce(view.kind, fresh(view.before), fresh(view.action), now_ms)
-        except TargetError:
+        if not isinstance(view.expected, dict):
             return True
-        step = Step(view.kind, view.before, view.action, after, now_ms, profile, **(context or {}))
+        step = Step(view.kind, view.before, view.action, view.expected, now_ms, profile, **(context or {}))
         return any(v.invariant == invariant for v in check_step(step, reducer=reduce, probes=True, only={invariant}))
 
     return still_fires

@@ -92,6 +92,8 @@ class ConsoleReporter:
             line.append(f" {f.invariant} [{f.severity}] on {f.kind} after {f.failing_step + 1} steps (")
             if event.reproduced:
                 line.append("reproduced")
+            elif f.extra.get("confirmed") is False:
+                line.append("not replayed: the run ended first", style="yellow")
             else:
                 line.append("did not reproduce on replay", style="yellow")
             line.append(")")

@@ -139,6 +139,7 @@ class JsonReport:
                     "invariant": f.invariant, "severity": f.severity, "title": f.title,
                     "kind": f.kind, "message": f.message, "steps": f.failing_step + 1,
                     "signature": f.signature, "reproduced": event.reproduced,
+                    "confirmed": f.extra.get("confirmed") is not False,
                     "file": str(path) if path else None,
                     "replay": f.replay_command(path, self.findings_writer.program),
                 }

@@ -1,0 +1,263 @@
+"""One finding per root cause, none lost, every one replays (issue 15, items 1, 2, 8, 9)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.corpus.cause import StepView, check_cause, message_shape
+from harness.corpus.finding import Finding, TraceStep
+from harness.corpus.load import load_finding
+from harness.corpus.store import CorpusStore
+from harness.engine.campaign import RunConfig, run_campaign
+from harness.engine.causes import violation_cause
+from harness.engine.events import CauseSeen, EventBus, FindingFound, RunFinished
+from harness.engine.replay import replay
+from harness.invariants.base import Violation
+from harness.reference import Profile
+from harness.report.writers import FindingWriter, JsonReport, JunitReport
+from harness.targets.adapter import AdapterTarget
+
+P = Profile.named("0.7.0")
+ROOT = Path(__file__).resolve().parent.parent
+ADAPTER = [sys.executable, str(ROOT / "tests" / "three_cause_adapter.py")]
+WRAP = 1 << 31
+
+
+def _view(before: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any],
+          atype: str = "chat/delta", target_before: dict[str, Any] | None = None) -> StepView:
+    return StepView("chat", {"type": atype}, before, before if target_before is None else target_before,
+                    expected, observed)
+
+
+# -- the signature ------------------------------------------------------------------------------
+
+
+def test_two_causes_under_one_invariant_stay_two() -> None:
+    d01 = Violation("INV-D01", "divergence", "chat/delta: states differ")
+    wrap = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    ignored = _view({"status": 8, "draft": "a"}, {"status": 8, "draft": "b"}, {"status": 8, "draft": "a"},
+                    atype="chat/draftChanged")
+    a, b = violation_cause(wrap, d01), violation_cause(ignored, d01)
+    assert a is not None and b is not None
+    assert a.id != b.id
+    assert a.key == ("int-wrap", "status", "32")
+    assert b.key == ("unapplied", "chat/draftChanged")
+    assert "no-op" in b.summary
+
+
+def test_one_cause_under_five_invariants_and_many_action_types_is_one() -> None:
+    # the same int32 wrap, on chat and session, after different actions, seen by five checks
+    ids = set()
+    for atype, before, after in [("chat/delta", 8, WRAP + 8), ("chat/turnStarted", 1, WRAP + 1),
+                                 ("session/titleChanged", WRAP + 2, WRAP + 2)]:
+        view = _view({"status": before, "title": "x"}, {"status": after, "title": "y"},
+                     {"status": after - (1 << 32), "title": "y"}, atype=atype)
+        for inv in ("INV-D01", "INV-011", "INV-015.strict", "INV-021", "INV-033"):
+            cause = violation_cause(view, Violation(inv, "violation", f"{inv} says something about {atype}"))
+            assert cause is not None
+            ids.add(cause.id)
+    assert len(ids) == 1
+
+
+def test_an_encoder_that_drops_empties_is_one_cause_wherever_it_shows() -> None:
+    state = _view({"turns": []}, {"turns": []}, {}, atype="chat/usage", target_before={"turns": []})
+    nested = _view({}, {"activeTurn": {"responseParts": []}}, {"activeTurn": {}}, atype="chat/turnStarted")
+    # a removal the encoder could not send (the target keeps the empty value the model removed)
+    kept = _view({"operations": []}, {}, {"operations": []}, atype="changeset/operationsChanged",
+                 target_before={"operations": []})
+    probe = check_cause("INV-002", "re-running the step gave a different state: turns: step=[] rerun=<absent>")
+    clock = check_cause("INV-003", "x depends on the clock: agents: now=1=[] now=9=<absent>")
+    ids = {v.causes[0].id for v in (state, nested, kept)} | {probe.id, clock.id}
+    assert len(ids) == 1
+
+
+def test_differences_inherited_from_an_earlier_step_have_no_cause_of_their_own() -> None:
+    # the target wrapped the status two steps ago; this step changes the status again
+    view = _view({"status": WRAP + 8}, {"status": WRAP + 24, "x": 1}, {"status": 24 - WRAP, "x": 1},
+                 target_before={"status": 8 - WRAP})
+    assert view.inherited_only
+    assert violation_cause(view, Violation("INV-011", "violation", "negative status")) is None
+
+
+def test_a_probe_check_without_a_presence_difference_is_signed_by_its_message() -> None:
+    a = check_cause("INV-002", 'chat/delta for turn "t4" is not deterministic: 3')
+    b = check_cause("INV-002", 'chat/usage for turn "x" is not deterministic: 7')
+    assert a.id == b.id != check_cause("INV-003", 'chat/delta for turn "t4" is not deterministic: 3').id
+    assert message_shape('chat/delta for turn "t4" changed activeTurn.responseParts[0].content: 3') == \
+        message_shape('chat/usage for turn "x" changed turns[1].id: 7')
+
+
+# -- no finding lost ----------------------------------------------------------------------------
+
+
+def _finding(observed: dict[str, Any], expected: dict[str, Any], cause: dict[str, Any] | None) -> Finding:
+    return Finding("INV-D01", "divergence", "agrees", "m", "0.7.0", "reference", "chat", {"status": 8},
+                   [TraceStep({"type": "chat/delta"}, 1)], 0, expected, observed, cause=cause)
+
+
+def _cause(view: StepView) -> dict[str, Any]:
+    c = view.causes[0]
+    return {"id": c.id, "summary": c.summary, "witnesses": {"invariants": ["INV-D01"], "actionTypes": ["chat/delta"],
+                                                            "kinds": ["chat"], "count": 1}}
+
+
+def test_two_causes_that_collided_get_two_files_each_holding_its_finding(tmp_path: Path) -> None:
+    # same invariant, kind and action types: one signature and one file before causes
+    v1 = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    v2 = _view({"status": 8}, {"status": 8, "turns": []}, {"status": 8})
+    old1, old2 = _finding(v1.observed, v1.expected, None), _finding(v2.observed, v2.expected, None)
+    assert old1.signature == old2.signature and old1.file_name == old2.file_name  # the collision
+    f1, f2 = _finding(v1.observed, v1.expected, _cause(v1)), _finding(v2.observed, v2.expected, _cause(v2))
+    assert f1.signature != f2.signature and f1.file_name != f2.file_name
+    writer = FindingWriter(tmp_path / "findings")
+    report = JsonReport(tmp_path / "report.json", writer)
+    bus = EventBus(writer, report)
+    for f in (f1, f2):
+        bus.emit(FindingFound(f, True))
+    entries = json.loads((tmp_path / "report.json").read_text())["findings"]
+    assert len({e["file"] for e in entries}) == 2
+    for e in entries:
+        held = load_finding(e["file"])
+        assert held.signature == e["signature"] and held.observed == load_finding(e["file"]).observed
+        assert e["cause"]["id"] == held.cause["id"]  # type: ignore[index]
+
+
+def test_an_existing_cause_in_an_appended_folder_is_pointed_at_not_renamed(tmp_path: Path) -> None:
+    v = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    first = _finding(v.observed, v.expected, _cause(v))
+    store = CorpusStore(tmp_path)
+    path, written = store.save(first)
+    again = _finding(v.observed, v.expected, _cause(v))
+    again.invariant = "INV-011"  # the same cause, told by another invariant: another file name
+    later, written2 = CorpusStore(tmp_path).save(again)
+    assert written and not written2 and later == path and path.is_file()
+
+
+def test_witnesses_grow_in_the_report_and_the_file(tmp_path: Path) -> None:
+    v = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    f = _finding(v.observed, v.expected, _cause(v))
+    writer = FindingWriter(tmp_path / "findings")
+    report = JsonReport(tmp_path / "report.json", writer, save_every_s=0.0)
+    junit = JunitReport(tmp_path / "junit.xml", writer)
+    bus = EventBus(writer, report, junit)
+    bus.emit(FindingFound(f, True))
+    assert f.cause is not None
+    f.cause = {**f.cause, "witnesses": {"invariants": ["INV-011", "INV-D01"], "actionTypes": ["chat/delta"],
+                                        "kinds": ["chat", "session"], "count": 9}}
+    bus.emit(CauseSeen(f.signature, f.cause))
+    entry = json.loads((tmp_path / "report.json").read_text())["findings"][0]
+    assert entry["cause"]["witnesses"]["count"] == 9
+    bus.emit(RunFinished(1.0, 1, 1, [f], {"INV-050": 3}))
+    saved = load_finding(writer.paths[f.signature])
+    assert saved.cause is not None and saved.cause["witnesses"]["kinds"] == ["chat", "session"]
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["progress"]["known"] == sum(k["count"] for k in data["known"].values()) == 3
+    assert f.cause["summary"] in (tmp_path / "junit.xml").read_text()
+
+
+def test_a_finding_file_with_a_malformed_cause_is_refused(tmp_path: Path) -> None:
+    from harness.corpus.finding import FindingFormatError
+
+    v = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    data = _finding(v.observed, v.expected, _cause(v)).to_json()
+    data["cause"]["id"] = "nope"
+    p = tmp_path / "f.json"
+    p.write_text(json.dumps(data))
+    with pytest.raises(FindingFormatError, match="cause"):
+        load_finding(p)
+
+
+# -- replay judges the cause --------------------------------------------------------------------
+
+
+def _trace_adapter(causes: str) -> AdapterTarget:
+    return AdapterTarget([*ADAPTER, f"--causes={causes}"], profile=P, timeout_s=30.0)
+
+
+CHAT = {"resource": "ahp-chat:/c", "title": "", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+        "turns": [], "workingDirectories": ["file:///w"]}
+
+
+def test_replay_hits_the_step_of_the_findings_cause_not_an_earlier_one_of_the_same_invariant() -> None:
+    # step 0: draftChanged ignored (INV-D01, cause "unapplied"); step 1: the int32 wrap (INV-D01)
+    target = _trace_adapter("wrap,ignore")
+    try:
+        steps = [TraceStep({"type": "chat/draftChanged", "draft": {"text": "x", "origin": {"kind": "user"}}}, 2),
+                 TraceStep({"type": "chat/isReadChanged", "isRead": True}, 3)]
+        initial = {**CHAT, "status": WRAP + 1}
+        f = Finding("INV-D01", "divergence", "t", "m", "0.7.0", "x", "chat", initial, steps, 1)
+        plain = replay(f, target)
+        assert plain.reproduced and plain.step == 0  # without a cause: the first INV-D01
+        view = StepView("chat", steps[0].action, initial, initial, {**initial, "draft": {"text": "x"}}, initial)
+        unapplied = violation_cause(view, Violation("INV-D01", "divergence", ""))
+        assert unapplied is not None
+        f.cause = {"id": unapplied.id, "summary": "", "witnesses": {"invariants": [], "actionTypes": [],
+                                                                    "kinds": [], "count": 0}}
+        hit = replay(f, target)
+        assert hit.reproduced and hit.step == 0 and hit.cause is not None and hit.cause.id == unapplied.id
+        f.cause = {**f.cause, "id": "0" * 12}
+        miss = replay(f, target)
+        assert not miss.reproduced and "another cause" in miss.summary(f)
+    finally:
+        target.close()
+
+
+def test_the_cross_channel_context_of_the_failing_step_round_trips_and_reaches_the_checks() -> None:
+    step = TraceStep({"type": "chat/delta"}, 5, False, {"session": {"workingDirectories": []}})
+    f = Finding("INV-031", "violation", "t", "m", "0.7.0", "reference", "chat", CHAT, [step], 0)
+    back = Finding.from_json(json.loads(json.dumps(f.to_json())))
+    assert back.steps[0].context == {"session": {"workingDirectories": []}}
+    assert back.steps[0].cross_channel() == {"session": {"workingDirectories": []}}
+
+
+# -- the three-cause adapter, end to end ----------------------------------------------------------
+
+
+def test_three_seeded_causes_give_one_finding_each_every_one_in_its_file_and_replaying(tmp_path: Path) -> None:
+    target = _trace_adapter("wrap,ignore,empty")
+    writer = FindingWriter(tmp_path / "findings")
+    report = JsonReport(tmp_path / "report.json", writer)
+    try:
+        config = RunConfig(target=target, target_spec="three-cause", target_is_model=False, profile=P, seed=3,
+                           budget_s=None, max_chunks=12, chunk_examples=12, max_steps=12,
+                           kinds=("chat", "session"), probe_every=25, profiles=(P,), heartbeat_s=0)
+        summary = run_campaign(config, EventBus(writer, report))
+        keys = [tuple(f.cause["key"][:2]) for f in summary.findings if f.cause]  # type: ignore[index]
+        assert len(keys) == len(summary.findings) == len(set(keys))  # one finding per cause
+        assert ("int-wrap", "status") in keys
+        assert ("unapplied", "chat/draftChanged") in keys
+        assert {k for k in keys if k[0] == "dropped-empty"} <= {("dropped-empty", "[]"), ("dropped-empty", "{}")}
+        assert len(keys) <= 4, keys  # nothing else: wrap, the ignored type, empty lists / objects
+        entries = json.loads((tmp_path / "report.json").read_text())["findings"]
+        assert len({e["file"] for e in entries}) == len(entries) == len(summary.findings)
+        for e in entries:
+            f = load_finding(e["file"])
+            assert f.signature == e["signature"]
+            assert e["reproduced"] and replay(f, target).reproduced, e
+    finally:
+        target.close()
+
+
+# -- the corpus circle ----------------------------------------------------------------------------
+
+
+def test_finding_and_command_finding_do_not_import_each_other() -> None:
+    src = (ROOT / "harness" / "corpus" / "finding.py").read_text()
+    names = {n.module for n in ast.walk(ast.parse(src)) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not any("command_finding" in n or n == "load" for n in names)
+
+
+def test_one_loader_reads_both_formats(tmp_path: Path) -> None:
+    from harness.corpus.command_finding import CommandFinding, CommandStep
+
+    cmd = CommandFinding("CMD-1", "violation", "t", "m", "0.7.0", "host:embedded",
+                         [CommandStep("listSessions", {})], 0)
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(cmd.to_json()))
+    assert isinstance(load_finding(p), CommandFinding)
