@@ -261,3 +261,53 @@ def test_one_loader_reads_both_formats(tmp_path: Path) -> None:
     p = tmp_path / "c.json"
     p.write_text(json.dumps(cmd.to_json()))
     assert isinstance(load_finding(p), CommandFinding)
+
+
+# -- messages name causes (item 8) ----------------------------------------------------------------
+
+
+def test_a_probe_that_fails_on_a_key_the_target_dropped_is_that_drops_cause() -> None:
+    view = StepView("chat", {"type": "chat/inputRequested"}, {"activeTurn": {"responseParts": []}, "status": 1},
+                    {"activeTurn": {}, "status": 1}, {"activeTurn": {"responseParts": [{"kind": "x"}]}, "status": 1},
+                    {"activeTurn": {"responseParts": [{"kind": "x"}]}, "status": 1})
+    v = Violation("INV-002", "violation", "the reducer raised during the probe: TargetError: MalformedAction: "
+                  "chat/inputRequested: payload or state not of the schema shape (KeyError: 'responseParts')")
+    cause = violation_cause(view, v)
+    assert cause is not None and cause.key == ("dropped-empty", "[]")
+
+
+def test_inv017_names_what_changed_in_an_absorbing_tool_call() -> None:
+    from harness.invariants.registry import check_step
+    from tests.invariant_cases import chat, step, tool_part, turn, with_after
+
+    before = chat(status=8, activeTurn=turn("t1", tool_part("tc1", "cancelled", _meta={})))
+    s = with_after(step("chat", before, {"type": "chat/delta", "turnId": "t1", "partId": "p9", "content": "x"}),
+                   lambda a: a["activeTurn"]["responseParts"][0]["toolCall"].pop("_meta"))
+    messages = [v.message for v in check_step(s, probes=False) if v.invariant == "INV-017"]
+    assert messages and "_meta: before={} after=<absent>" in messages[0], messages
+
+
+def test_inv053_says_should_as_its_catalogue_severity_does() -> None:
+    from types import SimpleNamespace
+
+    from harness.invariants.live_wire import must_reject
+
+    echo = SimpleNamespace(rejected=False, seq=7)
+    dispatch = SimpleNamespace(must_reject="INV-053", echoes=[echo], type="chat/toolCallReady", channel="c", reason="")
+    client = SimpleNamespace(index=0)
+    obs = SimpleNamespace(clients=[client], new_dispatches=lambda c: [dispatch])
+    (message,) = must_reject(obs, "INV-053")  # type: ignore[arg-type]
+    assert "SHOULD be rejected" in message and "MUST" not in message
+    dispatch.must_reject = "INV-031"
+    (strict,) = must_reject(obs, "INV-031")  # type: ignore[arg-type]
+    assert "MUST be rejected" in strict
+
+
+def test_a_round_trip_type_change_names_its_path() -> None:
+    from harness.conformance import run_round_trip_fixture
+    from harness.spec.specdir import RoundTripFixture
+
+    fx = RoundTripFixture("f", "", "T", "A", {"min": 1}, {"min": 1}, None, Path("f.json"))
+    result = run_round_trip_fixture(fx, lambda t, wire: json.dumps({"min": 1.0}))
+    assert any(p.startswith("$.min: a value changed JSON type (integer became float)") for p in result.problems), \
+        result.problems

@@ -168,16 +168,22 @@ class StepView:
             found[c.id] = c
         return sorted(found.values(), key=lambda c: PRIORITY.index(c.transformation))
 
-    def missing_key_cause(self, message: str) -> Cause | None:
+    def missing_key_cause(self, message: str, answers: Any = ()) -> Cause | None:
         """The cause of a reducer that failed on a key its state lacks (`KeyError: 'x'` in
-        `message`) where the model's state has it: the difference that dropped `x` (fresh or
-        inherited) — the target cannot read back its own state, a consequence of that cause."""
+        `message`) where the model's state has it, before or after the step: the difference
+        that dropped `x` — the target cannot read back its own state, a consequence of that cause.
+        `answers`: more target states to look in (the target's own answer to the step, which a
+        probe feeds back to it), each compared with the model's state after the step."""
         m = _KEY_ERROR.search(message)
-        if m is None or not (isinstance(self.expected, dict) and isinstance(self.observed, dict)):
+        if m is None:
             return None
-        for p, a, b in _first(diff_paths(self.expected, self.observed, null_is_absent=True)):
-            if b is ABSENT and p and p[-1] == m.group(1):
-                return classify(p, a, b, self.type)
+        pairs = [(self.before, self.target_before), (self.expected, self.observed)]
+        for model, target in (*pairs, *((self.expected, a) for a in answers)):
+            if not (isinstance(model, dict) and isinstance(target, dict)):
+                continue
+            for p, a, b in _first(diff_paths(model, target, null_is_absent=True)):
+                if b is ABSENT and p and p[-1] == m.group(1):
+                    return classify(p, a, b, self.type)
         return None
 
     @property

@@ -12,9 +12,10 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from harness.corpus.cause import Cause, StepView, check_cause, failure_cause
-from harness.invariants._json import json_equal
+from harness.invariants._json import fresh, json_equal
 from harness.invariants.base import Step, Violation
 from harness.invariants.registry import REGISTRY, check_step
+from harness.targets.base import TargetError
 
 #: Re-judge a probe invariant with the target's reducer on the *model's* state before the step:
 #: (invariant) -> does it still fire?
@@ -37,7 +38,7 @@ def violation_cause(view: StepView, v: Violation, rejudge: Rejudge | None = None
     if inv is not None and inv.probe:
         cause = check_cause(v.invariant, v.message)
         if cause.transformation == "check":
-            cause = view.missing_key_cause(v.message) or cause
+            cause = view.missing_key_cause(v.message, _LazyAnswer(rejudge)) or cause
         if (cause.transformation == "check" and rejudge is not None and not view.probe
                 and not json_equal(view.before, view.target_before) and not rejudge(v.invariant)):
             return None  # on the model's state the target's reducer passes: an earlier cause
@@ -48,6 +49,18 @@ def violation_cause(view: StepView, v: Violation, rejudge: Rejudge | None = None
     if view.inherited_only:
         return None
     return check_cause(v.invariant, v.message)
+
+
+class _LazyAnswer:
+    """The target's own answer to the step (asked only when iterated)."""
+
+    def __init__(self, rejudge: Rejudge | None) -> None:
+        self._rejudge = rejudge
+
+    def __iter__(self) -> Any:
+        answer = getattr(self._rejudge, "answer", None)
+        if answer is not None:
+            yield answer()
 
 
 def rejudger(
@@ -63,4 +76,12 @@ def rejudger(
         step = Step(view.kind, view.before, view.action, view.expected, now_ms, profile, **(context or {}))
         return any(v.invariant == invariant for v in check_step(step, reducer=reduce, probes=True, only={invariant}))
 
+    def answer() -> Any:
+        """The target's reducer on its own state before the step (what a probe re-runs)."""
+        try:
+            return reduce(view.kind, fresh(view.target_before), fresh(view.action), now_ms)
+        except (TargetError, ValueError, KeyError, TypeError):
+            return None
+
+    still_fires.answer = answer  # type: ignore[attr-defined]
     return still_fires
