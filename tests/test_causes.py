@@ -209,11 +209,22 @@ def test_replay_hits_the_step_of_the_findings_cause_not_an_earlier_one_of_the_sa
 
 
 def test_the_cross_channel_context_of_the_failing_step_round_trips_and_reaches_the_checks() -> None:
-    step = TraceStep({"type": "chat/delta"}, 5, False, {"session": {"workingDirectories": []}})
-    f = Finding("INV-031", "violation", "t", "m", "0.7.0", "reference", "chat", CHAT, [step], 0)
-    back = Finding.from_json(json.loads(json.dumps(f.to_json())))
-    assert back.steps[0].context == {"session": {"workingDirectories": []}}
-    assert back.steps[0].cross_channel() == {"session": {"workingDirectories": []}}
+    # INV-031.reducer on a session step needs the session's chats: a group finding replayed
+    # as the session channel alone did not reproduce before the context was recorded
+    from harness.targets.reference import ReferenceTarget
+
+    session = {"provider": "p", "title": "", "status": 1, "lifecycle": "ready", "activeClients": [], "chats": [],
+               "workingDirectories": ["file:///a", "file:///b"]}
+    chat = {**CHAT, "workingDirectories": ["file:///a"]}
+    action = {"type": "session/workingDirectoryRemoved", "directory": "file:///a"}
+    bare = Finding("INV-031.reducer", "known", "t", "m", "0.7.0", "reference", "session", session,
+                   [TraceStep(action, 5)], 0)
+    with_context = Finding.from_json(json.loads(json.dumps(
+        {**bare.to_json(), "steps": [TraceStep(action, 5, False, {"chats": [chat]}).to_json()]})))
+    assert with_context.steps[0].cross_channel() == {"chats": (chat,)}
+    target = ReferenceTarget(P)
+    assert not replay(bare, target, target_is_model=True).reproduced
+    assert replay(with_context, target, target_is_model=True).reproduced
 
 
 # -- the three-cause adapter, end to end ----------------------------------------------------------

@@ -150,7 +150,8 @@ def merge_runs(run_dirs: list[Path], out: Path, argv: list[str] | None = None) -
             sig = entry.get("signature")
             if sig in findings:
                 duplicates += 1  # one cause seen by several runs: one finding, witnesses added up
-                findings[sig]["cause"] = _merge_causes(findings[sig].get("cause"), entry.get("cause"))
+                if isinstance(findings[sig].get("cause"), dict):
+                    findings[sig]["cause"] = _merge_causes(findings[sig]["cause"], entry.get("cause"))
                 continue
             src = resolve_finding(entry, run_dir)
             merged = {**entry, "fromRun": str(run_dir)}
