@@ -87,8 +87,6 @@ class ConsoleReporter:
             f = event.finding
             line = Text()
             line.append("FINDING", style="bold red")
-            if f.cause is not None:
-                line.append(f" {f.cause.get('summary', '')} —")
             line.append(f" {f.invariant} [{f.severity}] on {f.kind} after {f.failing_step + 1} steps (")
             if event.reproduced:
                 line.append("reproduced")
@@ -98,6 +96,8 @@ class ConsoleReporter:
                 line.append("did not reproduce on replay", style="yellow")
             line.append(")")
             out.print(line)
+            if f.cause is not None:  # what the target did, before what the check said
+                out.print(Text(f"    cause: {f.cause.get('summary', '')}"))
             out.print(Text(f"    {f.message}"))
         elif isinstance(event, KnownSeen):
             if not self.quiet:
