@@ -330,3 +330,30 @@ def test_a_round_trip_type_change_names_its_path() -> None:
     result = run_round_trip_fixture(fx, lambda t, wire: json.dumps({"min": 1.0}))
     assert any(p.startswith("$.min: a value changed JSON type (integer became float)") for p in result.problems), \
         result.problems
+
+
+def test_a_merge_lists_causes_first_and_adds_up_their_witnesses(tmp_path: Path) -> None:
+    from harness.report.merge import merge_runs
+
+    def cause(cid: str, summary: str, inv: str, n: int) -> dict[str, Any]:
+        return {"id": cid, "summary": summary, "witnesses": {"invariants": [inv], "actionTypes": ["chat/delta"],
+                                                            "kinds": ["chat"], "count": n}}
+
+    def run(name: str, entries: list[dict[str, Any]]) -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        (d / "report.json").write_text(json.dumps({"format": "ahp-fuzz/report", "formatVersion": 1,
+                                                   "status": "finished", "findings": entries}))
+        return d
+
+    legacy = {"invariant": "INV-001", "severity": "violation", "kind": "chat", "signature": "aaaaaaaaaaaa"}
+    wrap = {"invariant": "INV-011", "severity": "violation", "kind": "chat", "signature": "b" * 12,
+            "cause": cause("b" * 12, "`status` x → x − 2^32", "INV-011", 3)}
+    again = {**wrap, "invariant": "INV-D01", "cause": cause("b" * 12, "`status` x → x − 2^32", "INV-D01", 4)}
+    report = merge_runs([run("a", [legacy, wrap]), run("b", [again])], tmp_path / "out")
+    first, second = report["findings"]
+    assert first["signature"] == "b" * 12 and second["signature"] == "a" * 12  # causes first
+    assert first["cause"]["witnesses"]["invariants"] == ["INV-011", "INV-D01"]
+    assert first["cause"]["witnesses"]["count"] == 7
+    assert "cause" not in second
+    assert "`status` x → x − 2^32 (INV-011 chat bbbbbbbbbbbb)" in (tmp_path / "out" / "junit.xml").read_text()
