@@ -360,6 +360,7 @@ class Supervisor:
                 "steps": f.failing_step + 1, "reproduced": not f.extra.get("flaky", False),
                 "replay": f.replay_command(path), "worker": None, "foundAfterSeconds": None,
                 "fromDisk": True,
+                **({"cause": f.cause} if getattr(f, "cause", None) is not None else {}),
             }
 
 
