@@ -357,3 +357,16 @@ def test_a_merge_lists_causes_first_and_adds_up_their_witnesses(tmp_path: Path) 
     assert first["cause"]["witnesses"]["count"] == 7
     assert "cause" not in second
     assert "`status` x → x − 2^32 (INV-011 chat bbbbbbbbbbbb)" in (tmp_path / "out" / "junit.xml").read_text()
+
+
+def test_the_console_closes_a_run_of_command_findings_which_have_no_cause() -> None:
+    import io
+
+    from harness.corpus.command_finding import CommandFinding, CommandStep
+    from harness.report.console import ConsoleReporter, make_console
+
+    cmd = CommandFinding("CMD-1", "violation", "t", "m", "0.7.0", "host:embedded", [CommandStep("x", {})], 0)
+    out = make_console(stderr=False)
+    out.file = io.StringIO()
+    ConsoleReporter(out=out)(RunFinished(1.0, 1, 1, [cmd], {}))  # type: ignore[list-item]
+    assert "CMD-1 [violation] on commands" in out.file.getvalue()
