@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final
@@ -130,6 +131,9 @@ class StepView:
     expected: Any  # the model's state after it
     observed: Any  # the target's state after it (None after a target failure)
     probe: bool = False
+    #: The target's answer to a no-op (an unknown action type) on the model's state after the
+    #: step: what the target's representation keeps of that state (None: not available).
+    echo: Callable[[], Any] | None = None
 
     @property
     def type(self) -> str:
@@ -159,6 +163,11 @@ class StepView:
             if c.transformation == "unapplied":
                 unapplied.append(d[0])
             found.setdefault(c.id, c)
+        lost = self._representation_losses(unapplied)
+        if lost:  # the target cannot hold what the model wrote: its representation, not the action
+            unapplied = []
+            for c in lost:
+                found.setdefault(c.id, c)
         if unapplied:  # one line for the action, naming what it left unchanged
             whole = _equal(self.observed, self.target_before)
             paths = ", ".join(f"`{x}`" for x in sorted({shape(p) or "<root>" for p in unapplied})[:3])
@@ -185,6 +194,22 @@ class StepView:
                 if b is ABSENT and p and p[-1] == m.group(1):
                     return classify(p, a, b, self.type)
         return None
+
+    def _representation_losses(self, unapplied: list[Any]) -> list[Cause]:
+        """When the model changed paths the target left unchanged: the differences between the
+        model's state and the target's echo of it (a no-op on that very state) at those paths.
+        A target whose encoder drops a key looks, through a changes-only protocol, as if it
+        never applied the change; its echo shows the key gone."""
+        if not unapplied or self.echo is None:
+            return []
+        echo = self.echo()
+        if not isinstance(echo, dict) or not isinstance(self.expected, dict):
+            return []
+        out = []
+        for q, a, b in _first(diff_paths(self.expected, echo, null_is_absent=True)):
+            if any(_overlap(q, p) for p in unapplied):
+                out.append(classify(q, a, b, self.type))
+        return out
 
     @property
     def inherited_only(self) -> bool:
@@ -257,19 +282,41 @@ _EMPTY: Final = r"(\[\]|\{\}|<absent>|\"\"|null)"
 _PAIR: Final = re.compile(rf"={_EMPTY}\s+[^\s=;]+(?:=[^\s=;]+)?={_EMPTY}\s*$")
 
 
+#: `path: label=VALUE label=<absent>` (either order): a value on one side only.
+_ONE_SIDED: Final = re.compile(
+    r"(?:^|:\s)([A-Za-z_$][\w.$\[\]-]*): [^\s=;]+(?:=[^\s=;]+)?=(.+?) [^\s=;]+(?:=[^\s=;]+)?=(.+?)\s*$"
+)
+
+
+def _path_class(text: str) -> str:
+    text = re.sub(r"\[\d+\]", "[]", text)
+    return text[2:] if text.startswith("$.") else text.lstrip("$") or "<root>"
+
+
 def message_presence(message: str) -> Cause | None:
-    """The presence-only cause a message names, when every value pair it shows (one per
-    `;`-separated part) is an empty value against `<absent>`; else None."""
+    """The presence cause a message names, when every value pair it shows (one per
+    `;`-separated part) has a value on one side only: an empty value against `<absent>`
+    (`dropped-empty`, `added-empty`), or any value against `<absent>` at a named path
+    (`dropped`, `added`); else None."""
     pairs = []
     for part in message.split(";"):
         if "=" not in part:
             continue
         m = _PAIR.search(part)
         if m is None:
-            return None
+            one = _ONE_SIDED.search(part)
+            if one is None or (one.group(2) == "<absent>") == (one.group(3) == "<absent>"):
+                return None
+            where = _path_class(one.group(1))
+            pairs.append(("dropped" if one.group(3) == "<absent>" else "added", where))
+            continue
         pairs.append(m.groups())
     causes = []
     for left, right in pairs:
+        if left in ("dropped", "added"):
+            causes.append(Cause((left, right), f"`{right}` absent where the model has a value" if left == "dropped"
+                                else f"`{right}` present where the model has none"))
+            continue
         a = ABSENT if left == "<absent>" else json.loads(left)
         b = ABSENT if right == "<absent>" else json.loads(right)
         if (a is ABSENT) == (b is ABSENT):

@@ -23,6 +23,8 @@ Rejudge = Callable[[str], bool]
 
 #: Pseudo-invariants for a target that failed (harness/engine/stepper.py).
 FAILURES: Final = frozenset({"TARGET-CRASH", "TARGET-TIMEOUT", "TARGET-ERROR"})
+#: An action type no version defines (a no-op on every conforming reducer, INV-004): the echo.
+ECHO_TYPE: Final = "ahp-fuzz/echo"
 #: Severity order when one step shows one cause through several invariants: the finding is
 #: told by the strongest (a MUST before a SHOULD before a divergence).
 SEVERITY_RANK: Final = {"violation": 0, "warning": 1, "divergence": 2, "known": 3}
@@ -83,5 +85,14 @@ def rejudger(
         except (TargetError, ValueError, KeyError, TypeError):
             return None
 
+    def echo() -> Any:
+        """The target's answer to a no-op (an unknown action type) on the model's state after
+        the step: what its representation keeps of that state."""
+        try:
+            return reduce(view.kind, fresh(view.expected), {"type": ECHO_TYPE}, now_ms)
+        except (TargetError, ValueError, KeyError, TypeError):
+            return None
+
     still_fires.answer = answer  # type: ignore[attr-defined]
+    still_fires.echo = echo  # type: ignore[attr-defined]
     return still_fires

@@ -231,6 +231,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
             stepper = channel.stepper
             context = self._cross_channel(index) if len(self.channels) > 1 else {}
             rejudge = rejudger(stepper.probe_reducer(), view, self.now_ms, stepper.profile, context)
+            view.echo = None if view.probe else rejudge.echo  # type: ignore[attr-defined]
             by_cause: dict[str, tuple[Cause, list[Violation]]] = {}
             for v in result.violations:
                 if v.severity == "known":

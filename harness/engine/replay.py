@@ -100,14 +100,15 @@ def replay(
             match = None
             view = StepView(finding.kind, step.action, state if step.probe else reference, state,
                             result.expected, result.observed, probe=step.probe)
+            rejudge = rejudger(stepper.probe_reducer(), view, step.now_ms, stepper.profile, step.cross_channel())
+            view.echo = None if step.probe else rejudge.echo  # type: ignore[attr-defined]
             for v in result.violations:
                 if v.invariant != finding.invariant:
                     continue
                 if want is None:
                     match = v
                     break
-                c = violation_cause(view, v, rejudger(stepper.probe_reducer(), view, step.now_ms,
-                                                      stepper.profile, step.cross_channel()))
+                c = violation_cause(view, v, rejudge)
                 if c is not None and c.id == want:
                     match, cause = v, c
                     break
