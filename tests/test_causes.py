@@ -370,3 +370,21 @@ def test_the_console_closes_a_run_of_command_findings_which_have_no_cause() -> N
     out.file = io.StringIO()
     ConsoleReporter(out=out)(RunFinished(1.0, 1, 1, [cmd], {}))  # type: ignore[list-item]
     assert "CMD-1 [violation] on commands" in out.file.getvalue()
+
+
+def test_a_key_the_targets_representation_drops_is_not_an_unapplied_action() -> None:
+    # through a changes-only protocol both look alike: the target's value did not move
+    before = {"status": 1, "workingDirectories": ["file:///a"], "draft": None}
+    after = {"status": 1, "workingDirectories": ["file:///a", "file:///b"]}
+    stale = dict(before)
+
+    def view(echo: dict[str, Any]) -> StepView:
+        v = StepView("chat", {"type": "chat/workingDirectorySet"}, before, before, after, stale)
+        v.echo = lambda: echo
+        return v
+
+    keeps = view(after).causes[0]  # the target can hold the list: it did not apply the action
+    assert keeps.key == ("unapplied", "chat/workingDirectorySet") and keeps.summary
+    drops = view({"status": 1}).causes[0]  # its echo of the model's state has no such key
+    assert drops.key == ("dropped", "workingDirectories")
+    assert drops.id == check_cause("INV-002", "re-running: workingDirectories: step=[\"x\"] rerun=<absent>").id

@@ -162,12 +162,11 @@ class StepView:
             c = self._classify(d)
             if c.transformation == "unapplied":
                 unapplied.append(d[0])
-            found.setdefault(c.id, c)
-        lost = self._representation_losses(unapplied)
-        if lost:  # the target cannot hold what the model wrote: its representation, not the action
-            unapplied = []
-            for c in lost:
+            else:
                 found.setdefault(c.id, c)
+        lost, unapplied = self._representation_losses(unapplied)
+        for c in lost:  # the target cannot hold what the model wrote: its representation
+            found.setdefault(c.id, c)
         if unapplied:  # one line for the action, naming what it left unchanged
             whole = _equal(self.observed, self.target_before)
             paths = ", ".join(f"`{x}`" for x in sorted({shape(p) or "<root>" for p in unapplied})[:3])
@@ -176,6 +175,27 @@ class StepView:
             c = Cause(("unapplied", self.type), text)
             found[c.id] = c
         return sorted(found.values(), key=lambda c: PRIORITY.index(c.transformation))
+
+    def _representation_losses(self, unapplied: list[Any]) -> tuple[list[Cause], list[Any]]:
+        """(causes, paths still unapplied). Of the paths the model changed and the target left
+        unchanged, those where the target's echo of the model's state (a no-op on that very
+        state) has no key at all: the target cannot hold the value — an encoder that drops the
+        key looks, through a changes-only protocol, as if it never applied the change."""
+        if not unapplied or self.echo is None:
+            return [], unapplied
+        echo = self.echo()
+        if not isinstance(echo, dict) or not isinstance(self.expected, dict):
+            return [], unapplied
+        gone = [(q, a) for q, a, b in _first(diff_paths(self.expected, echo, null_is_absent=True)) if b is ABSENT]
+        lost: list[Cause] = []
+        kept = []
+        for p in unapplied:
+            hit = next(((q, a) for q, a in gone if p[: len(q)] == q), None)
+            if hit is None:
+                kept.append(p)
+            else:
+                lost.append(classify(hit[0], hit[1], ABSENT, self.type))
+        return lost, kept
 
     def missing_key_cause(self, message: str, answers: Any = ()) -> Cause | None:
         """The cause of a reducer that failed on a key its state lacks (`KeyError: 'x'` in
@@ -194,22 +214,6 @@ class StepView:
                 if b is ABSENT and p and p[-1] == m.group(1):
                     return classify(p, a, b, self.type)
         return None
-
-    def _representation_losses(self, unapplied: list[Any]) -> list[Cause]:
-        """When the model changed paths the target left unchanged: the differences between the
-        model's state and the target's echo of it (a no-op on that very state) at those paths.
-        A target whose encoder drops a key looks, through a changes-only protocol, as if it
-        never applied the change; its echo shows the key gone."""
-        if not unapplied or self.echo is None:
-            return []
-        echo = self.echo()
-        if not isinstance(echo, dict) or not isinstance(self.expected, dict):
-            return []
-        out = []
-        for q, a, b in _first(diff_paths(self.expected, echo, null_is_absent=True)):
-            if any(_overlap(q, p) for p in unapplied):
-                out.append(classify(q, a, b, self.type))
-        return out
 
     @property
     def inherited_only(self) -> bool:
