@@ -14,7 +14,7 @@ difference is classified (first match wins):
 
 | transformation | when (model value *a*, target value *b*) | identity |
 |---|---|---|
-| `unapplied` | the model changed the path, the target left it as it was | action type |
+| `unapplied` | the model changed the path, the target left it as it was (and its echo of the model's state keeps the key: else the loss is the cause) | action type |
 | `int-wrap` | integers, *b* = *a* ∓ 2³² (or 2⁶⁴) | path class |
 | `dropped-empty` | *b* absent, *a* is `[]`, `{}` or `""` (or the model removed an empty value the target keeps unchanged: an encoder that omits empty values cannot send their removal) | the empty value |
 | `added-empty` | *a* absent, *b* is `[]`, `{}` or `""` | the empty value |
