@@ -105,8 +105,10 @@ def run_round_trip_fixture(fx: RoundTripFixture, codec_fn: Callable[[str, str], 
     best: list[str] = []
     for want in targets:
         problems = json_diff(want, output)
-        if _types_differ(want, output):
-            problems.append("$: a value changed JSON type (e.g. integer became float)")
+        changed = _type_change(want, output)
+        if changed is not None:
+            where, ta, tb = changed
+            problems.append(f"{where}: a value changed JSON type ({ta} became {tb})")
         if not problems:
             return Result("round-trip", fx.name, True)
         best = best or problems
@@ -117,14 +119,28 @@ class _RoundTripFailed(Exception):
     pass
 
 
-def _types_differ(a: Any, b: Any) -> bool:
+def _type_change(a: Any, b: Any, path: str = "$") -> tuple[str, str, str] | None:
+    """(path, type before, type after) of the first value whose Python JSON type changed
+    (`1` → `1.0`: integer became float), or None."""
     if type(a) is not type(b):
-        return True
+        return path, _type_name(a), _type_name(b)
     if isinstance(a, dict):
-        return any(k in b and _types_differ(v, b[k]) for k, v in a.items())
+        for k, v in a.items():
+            if k in b:
+                found = _type_change(v, b[k], f"{path}.{k}")
+                if found is not None:
+                    return found
     if isinstance(a, list):
-        return any(_types_differ(x, y) for x, y in zip(a, b, strict=False))
-    return False
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = _type_change(x, y, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _type_name(v: Any) -> str:
+    names = {bool: "boolean", int: "integer", float: "float", str: "string", list: "list", dict: "object"}
+    return names.get(type(v), "null" if v is None else type(v).__name__)
 
 
 def target_codec(target: Any) -> Callable[[str, str], str] | None:

@@ -205,7 +205,7 @@ class AhpItem(pytest.Item):
     # -- corpus --------------------------------------------------------------------------------
 
     def _corpus(self) -> None:
-        from harness.corpus.finding import load_finding
+        from harness.corpus.load import load_finding
         from harness.engine.replay import replay
 
         run = self.run_state

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from harness.corpus.baseline import BaselineError, load_baseline, parse_baseline
-from harness.corpus.cause import message_shape, root_cause
 from harness.invariants.base import Violation
 
 MUTANTS = Path(__file__).resolve().parent / "mutants.py"
@@ -104,22 +103,6 @@ def test_an_entry_that_never_matched_is_stale() -> None:
     b.normalise({"turns": []}, {})
     assert [e.id for e in b.stale] == ["k"]
     assert any("STALE" in line and "k" in line for line in b.summary())
-
-
-def test_root_cause_ignores_where_a_presence_quirk_shows_and_what_was_inherited() -> None:
-    a = root_cause("INV-D01", "chat", {"type": "chat/delta"}, {"turns": []}, {})
-    b = root_cause("INV-D01", "chat", {"type": "chat/turnStarted"}, {"activeTurn": {"responseParts": []}}, {"activeTurn": {}})
-    assert a == b  # one systemic quirk, one signature
-    c = root_cause("INV-D01", "chat", {"type": "chat/turnStarted"}, {"status": 8}, {"status": 40})
-    assert c != a
-    # the same status difference carried over to a later step is inherited, not a new cause
-    d = root_cause("INV-D01", "chat", {"type": "chat/delta"}, {"status": 8}, {"status": 40},
-                   before=({"status": 8}, {"status": 40}))
-    e = root_cause("INV-D01", "chat", {"type": "chat/usage"}, {"status": 8}, {"status": 40},
-                   before=({"status": 8}, {"status": 40}))
-    assert d == e != c
-    assert message_shape('chat/delta for turn "t4" changed activeTurn.responseParts[0].content: 3') == \
-        message_shape('chat/usage for turn "x" changed turns[1].id: 7')
 
 
 def _run(tmp_path: Path, name: str, mutant: str, *extra: str) -> tuple[int, list[dict[str, Any]], str]:

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from harness.corpus.baseline import BaselineError, parse_baseline
-from harness.corpus.cause import root_cause
+from harness.corpus.cause import Cause, StepView, Witnesses, cause_json
 from harness.corpus.finding import Finding, TraceStep, load_finding
 from harness.engine.campaign import RunConfig, run_campaign
+from harness.engine.causes import rejudger, violation_cause
 from harness.engine.events import EventBus, KnownSeen
 from harness.engine.replay import replay
 from harness.engine.shrink import TraceShrinker
@@ -150,15 +151,20 @@ def test_the_shrinker_keeps_the_difference_the_baseline_does_not_accept() -> Non
     assert replay(shrunk, _target(bt.clear_and_status_ignored), baseline=baseline).reproduced
 
 
-def _cause_at(finding: Finding, target: ReferenceTarget, step: int) -> str:
+def _cause_at(finding: Finding, target: ReferenceTarget, step: int) -> Cause:
     """The root cause a run gives `finding`'s INV-D01 at `step` (as the machine computes it)."""
     s = Stepper("changeset", finding.initial, Model(P), target.session("changeset", finding.initial), target)
     for i, t in enumerate(finding.steps):
-        before = (s.reference, s.state)
+        reference, state = s.reference, s.state
         r = s.step(t.action, t.now_ms)
         if i == step:
             v = next(v for v in r.violations if v.invariant == "INV-D01")
-            return root_cause("INV-D01", "changeset", t.action, r.expected, r.observed, before=before, message=v.message)
+            view = StepView("changeset", t.action, reference, state, r.expected, r.observed)
+            rejudge = rejudger(s.probe_reducer(), view, t.now_ms, s.profile, {})
+            view.echo = rejudge.echo  # type: ignore[attr-defined]
+            cause = violation_cause(view, v, rejudge)
+            assert cause is not None
+            return cause
     raise AssertionError("no such step")
 
 
@@ -168,15 +174,16 @@ def test_the_shrinker_keeps_the_root_cause_the_run_saw_not_an_earlier_one() -> N
     target = _target(bt.status_and_remove_ignored)
     finding = _finding("INV-D01", [TO_ERROR, NOOP, REMOVE_F1])
     removal = _cause_at(finding, target, 2)
-    assert removal != _cause_at(finding, target, 0)
-    shrinker = TraceShrinker(target, target_is_model=False, max_attempts=200)
-    shrunk = shrinker.shrink(finding, removal)
-    assert shrinker.cause == removal  # the signature the campaign files the finding under
+    assert removal.id != _cause_at(finding, target, 0).id
+    finding.cause = cause_json(removal, Witnesses())  # the cause the campaign files it under
+    shrunk = TraceShrinker(target, target_is_model=False, max_attempts=200).shrink(finding)
+    assert shrunk.cause is not None and shrunk.cause["id"] == removal.id
     # before, the shrinker had no cause to keep: it cut at the first INV-D01, the status one,
     # a cause already reported (the run then dropped the finding as a duplicate: lost)
     assert [s.action["type"] for s in shrunk.steps] == ["changeset/fileRemoved"]
     assert "files" in shrunk.message
-    # without a cause given, it keeps the one the trace shows first
+    # a finding without a recorded cause keeps the first firing of its invariant
+    finding.cause = None
     first = TraceShrinker(target, target_is_model=False, max_attempts=200).shrink(finding)
     assert [s.action["type"] for s in first.steps] == ["changeset/statusChanged"]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from harness.corpus.finding import FindingFormatError, load_finding
+from harness.corpus.load import FindingFormatError, load_finding
 
 from .outcomes import OutcomeMatrix, matrix_report
 from .worker import WorkerSpec, spec_line
@@ -360,6 +360,7 @@ class Supervisor:
                 "steps": f.failing_step + 1, "reproduced": not f.extra.get("flaky", False),
                 "replay": f.replay_command(path), "worker": None, "foundAfterSeconds": None,
                 "fromDisk": True,
+                **({"cause": f.cause} if getattr(f, "cause", None) is not None else {}),
             }
 
 

@@ -154,6 +154,7 @@ class WorkerSink:
                 "invariant": f.invariant, "severity": f.severity, "title": f.title, "kind": f.kind,
                 "message": f.message, "steps": f.failing_step + 1, "reproduced": event.reproduced,
                 "replay": f.replay_command(path),
+                **({"cause": f.cause} if f.cause is not None else {}),
             })
         elif isinstance(event, KnownSeen):
             self.wire.send({"event": "known", "invariant": event.invariant, "kind": event.kind,

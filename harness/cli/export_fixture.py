@@ -18,8 +18,8 @@ from harness.errors import UsageError
 
 
 def command(args: argparse.Namespace) -> int:
-    from harness.corpus.finding import FindingFormatError, load_finding
     from harness.corpus.fixture import ExportError, fixture_file_name, fixture_from_finding
+    from harness.corpus.load import FindingFormatError, load_finding
     from harness.invariants.registry import REGISTRY
 
     out = Path(args.out)

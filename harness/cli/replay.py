@@ -22,7 +22,8 @@ from ._common import open_target_or_usage, seconds_type
 
 
 def replay_command(args: argparse.Namespace) -> int:
-    from harness.corpus.finding import FindingFormatError, expand_target, load_finding
+    from harness.corpus.finding import FindingFormatError, expand_target
+    from harness.corpus.load import load_finding
     from harness.engine.replay import replay
     from harness.report.console import make_console
     from harness.report.writers import earlier_run

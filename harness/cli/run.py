@@ -95,7 +95,10 @@ def run_command(args: argparse.Namespace) -> int:
             report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]],
                                 earlier_findings=earlier_files)
             stdout = make_console(stderr=False)
-            console = ConsoleReporter(out=stdout, quiet=args.quiet)
+            console = ConsoleReporter(
+                out=stdout, quiet=args.quiet,
+                replay_for=lambda f: f.replay_command(findings.paths.get(f.signature), program),
+            )
             bus = EventBus(console, findings, report, JunitReport(out / "junit.xml", findings))
             config = RunConfig(
                 target=target,
@@ -127,8 +130,6 @@ def run_command(args: argparse.Namespace) -> int:
     from harness.report.html import write_html  # every run folder gets a self-contained index.html
 
     stdout.print(f"report: {out / 'report.json'} ({write_html(out)})", markup=False)
-    for f in summary.findings:
-        stdout.print(f"replay: {f.replay_command(findings.paths.get(f.signature), program)}", markup=False)
     if summary.status == "interrupted":
         return EXIT_SIGTERM if summary.stopped_because == "SIGTERM" else EXIT_SIGINT
     if summary.findings:

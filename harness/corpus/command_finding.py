@@ -6,9 +6,9 @@ that give the host its sessions, then the generated calls up to the failing one 
 host's reply to each. URIs hold `${ROOT}` and `${CANARY}` placeholders (the fixture's tree and
 canary token, harness/bridge/fixture.py), so the trace replays against a fresh tree.
 
-`load_finding` (finding.py) returns a `CommandFinding` for a file whose `format` is
+`harness.corpus.load.load_finding` returns a `CommandFinding` for a file whose `format` is
 `ahp-fuzz/command-finding`; it has the fields and methods the store and the report writers use
-(`signature`, `file_name`, `to_json`, `replay_command`, `invariant`, `severity`, `title`,
+(`signature`, `file_name`, `to_json`, `replay_command`, `invariant`, `severity`, `title`, `cause` (None),
 `kind`, `message`, `failing_step`). `ahp-fuzz replay` dispatches on the class.
 """
 
@@ -66,6 +66,9 @@ class CommandFinding:
     seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     kind: str = KIND
+    #: Root causes sign state differences (harness/corpus/cause.py); a command finding has none
+    #: and is signed by its check and methods.
+    cause: dict[str, Any] | None = None
 
     @property
     def signature(self) -> str:

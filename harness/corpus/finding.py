@@ -3,8 +3,13 @@
 A finding holds everything needed to replay without the seed that found it: the profile
 (protocol version and rules), the target, the state kind, the initial state, the minimal step
 list, the step that failed, what was expected and what was observed, the invariant and its
-severity, and the command that replays it. Its `signature` (invariant, kind and the shape of
-the minimal trace) de-duplicates findings across runs.
+severity, and the command that replays it. Its `cause` (harness/corpus/cause.py: what the target
+did, with the invariants, action types and kinds that witnessed it) names the finding: the
+cause id is its `signature` (de-duplicating findings within and across runs) and part of its
+file name. A file without a `cause` (written before causes) is signed by invariant, kind and the
+shape of its trace.
+
+`harness.corpus.load.load_finding` reads any finding format (this one, command traces).
 """
 
 from __future__ import annotations
@@ -44,11 +49,27 @@ class TraceStep:
     action: Any  # usually a dict; adversarial steps may carry any JSON
     now_ms: int
     probe: bool = False  # an adversarial action sent statelessly (no state moves)
+    #: The other channels of a multi-channel run at this step, as the cross-channel checks saw
+    #: them (`{"session": state}` for a chat step, `{"chats": [states]}` for a session step);
+    #: recorded on the failing step, so the channel's trace replays alone with them.
+    context: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action, "nowMs": self.now_ms}
         if self.probe:
             out["probe"] = True
+        if self.context is not None:
+            out["context"] = self.context
+        return out
+
+    def cross_channel(self) -> dict[str, Any]:
+        """Keyword arguments for `Stepper.step` (`session=`, `chats=`) from `context`."""
+        ctx = self.context or {}
+        out: dict[str, Any] = {}
+        if isinstance(ctx.get("session"), dict):
+            out["session"] = ctx["session"]
+        if isinstance(ctx.get("chats"), list):
+            out["chats"] = tuple(c for c in ctx["chats"] if isinstance(c, dict))
         return out
 
 
@@ -69,12 +90,20 @@ class Finding:
     known_issue: str | None = None
     seed: int | None = None  # informational only: replay never needs it
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The root cause (harness/corpus/cause.py): {"id", "summary", "key", "witnesses": {
+    #: "invariants", "actionTypes", "kinds", "count"}} and, for the n-th finding of one cause
+    #: in a run that reports more than one per cause, "instance": n.
+    cause: dict[str, Any] | None = None
 
     # -- identity -----------------------------------------------------------------------------
 
     @property
     def signature(self) -> str:
-        """Stable id from the invariant, kind and the trace's shape (action types, in order)."""
+        """The cause id (with `-n` for a second or later instance of one cause); for a finding
+        without a cause, a stable id from the invariant, kind and the trace's shape."""
+        if self.cause is not None:
+            n = self.cause.get("instance")
+            return f"{self.cause['id']}-{n}" if type(n) is int and n > 1 else str(self.cause["id"])
         shape = [_type_of(s.action) for s in self.steps[: self.failing_step + 1]]
         blob = json.dumps([self.invariant, self.kind, shape], separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
@@ -112,6 +141,7 @@ class Finding:
             "replay": self.replay_command(path, program),
             "seed": self.seed,
             "extra": self.extra,
+            **({"cause": self.cause} if self.cause is not None else {}),
         }
 
     @classmethod
@@ -156,7 +186,10 @@ class Finding:
                 raise bad(f"steps[{i}].nowMs", f"is {now!r}; want a non-negative integer")
             if not isinstance(st.get("probe", False), bool):
                 raise bad(f"steps[{i}].probe", "must be true or false")
-            steps.append(TraceStep(st["action"], now, bool(st.get("probe"))))
+            context = st.get("context")
+            if context is not None and not isinstance(context, dict):
+                raise bad(f"steps[{i}].context", "must be an object")
+            steps.append(TraceStep(st["action"], now, bool(st.get("probe")), context))
         failing = data.get("failingStep")
         if type(failing) is not int or not 0 <= failing < len(steps):
             raise bad("failingStep", f"is {failing!r}; want an index into steps (0…{len(steps) - 1})")
@@ -173,6 +206,11 @@ class Finding:
         known_issue = data.get("knownIssue")
         if known_issue is not None and not isinstance(known_issue, str):
             raise bad("knownIssue", "must be a string or null")
+        cause = data.get("cause")
+        if cause is not None:
+            problem = cause_problem(cause)
+            if problem:
+                raise bad("cause", problem)
         return cls(
             invariant=inv["id"],
             severity=inv["severity"],
@@ -189,10 +227,34 @@ class Finding:
             known_issue=known_issue,
             seed=seed_value,
             extra=extra,
+            cause=cause,
         )
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def cause_problem(cause: Any) -> str | None:
+    """What is wrong with a `cause` object (None: well-formed)."""
+    if not isinstance(cause, dict):
+        return "must be an object"
+    cid = cause.get("id")
+    if not isinstance(cid, str) or len(cid) != 12 or any(c not in "0123456789abcdef" for c in cid):
+        return f"id is {cid!r}; want 12 lowercase hex digits"
+    if not isinstance(cause.get("summary"), str):
+        return "summary must be a string"
+    w = cause.get("witnesses")
+    if not isinstance(w, dict):
+        return "witnesses must be an object"
+    for name in ("invariants", "actionTypes", "kinds"):
+        if not isinstance(w.get(name), list) or not all(isinstance(x, str) for x in w[name]):
+            return f"witnesses.{name} must be a list of strings"
+    if type(w.get("count")) is not int or w["count"] < 0:
+        return "witnesses.count must be a non-negative integer"
+    n = cause.get("instance")
+    if n is not None and (type(n) is not int or n < 1):
+        return "instance must be a positive integer"
+    return None
 
 
 def _type_of(action: Any) -> str:
@@ -285,11 +347,6 @@ def expand_target(spec: str, finding_path: str | Path | None = None) -> str:
 
 
 def load_finding(path: str | Path) -> Finding:
+    """Read an action-trace finding file. (`harness.corpus.load.load_finding` reads any format.)"""
     p = Path(path)
-    data = read_json(p, "finding", FindingFormatError)
-    if isinstance(data, dict) and data.get("format") == "ahp-fuzz/command-finding":
-        # the command-trace sibling format (command_finding.py); replay dispatches on its class
-        from .command_finding import CommandFinding
-
-        return CommandFinding.from_json(data, str(p))  # type: ignore[return-value]
-    return Finding.from_json(data, str(p))
+    return Finding.from_json(read_json(p, "finding", FindingFormatError), str(p))

@@ -8,7 +8,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .finding import Finding, load_finding
+from .finding import Finding
+from .load import load_finding
 
 
 def file_mode() -> int:
@@ -24,11 +25,12 @@ class CorpusStore:
 
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
-        self._signatures: set[str] | None = None
+        self._signatures: dict[str, Path] | None = None
 
-    def signatures(self) -> set[str]:
+    def signatures(self) -> dict[str, Path]:
+        """signature -> the file holding the finding with it."""
         if self._signatures is None:
-            self._signatures = {f.signature for _, f in self.findings()}
+            self._signatures = {f.signature: p for p, f in self.findings()}
         return self._signatures
 
     def findings(self) -> Iterator[tuple[Path, Finding]]:
@@ -37,13 +39,14 @@ class CorpusStore:
         for p in sorted(self.directory.glob("*.json")):
             yield p, load_finding(p)
 
-    def save(self, finding: Finding, *, program: str = "ahp-fuzz") -> tuple[Path, bool]:
-        """Write `finding`; returns (path, written). An existing signature is not written again.
-        `program` is how ahp-fuzz was invoked, for the replay command in the file."""
-        path = self.directory / finding.file_name
+    def save(self, finding: Finding, *, program: str = "ahp-fuzz", replace: bool = False) -> tuple[Path, bool]:
+        """Write `finding`; returns (path, written). An existing signature is not written again
+        (one finding per root cause), unless `replace` (the same finding with its witnesses
+        brought up to date). `program` is how ahp-fuzz was invoked, for the replay command."""
         sigs = self.signatures()
-        if finding.signature in sigs:
-            return path, False
+        path = sigs.get(finding.signature) or self.directory / finding.file_name
+        if finding.signature in sigs and not replace:
+            return path, False  # the file that holds this cause already (an earlier run's)
         self.directory.mkdir(parents=True, exist_ok=True)
         text = json.dumps(finding.to_json(path, program), indent=2, ensure_ascii=False) + "\n"
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
@@ -57,5 +60,5 @@ class CorpusStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        sigs.add(finding.signature)
+        sigs[finding.signature] = path
         return path, True

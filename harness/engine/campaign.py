@@ -39,7 +39,7 @@ from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import finding_cause
+from harness.corpus.cause import Cause, Witnesses, cause_json
 from harness.corpus.finding import Finding
 from harness.engine.replay import replay
 from harness.errors import RunStopped
@@ -52,6 +52,7 @@ from harness.targets.base import Target, TargetError, TargetSession, TargetSetup
 from .arms import Bandit, arms_for, lanes_for
 from .control import RunControl
 from .events import (
+    CauseSeen,
     Event,
     EventBus,
     FindingFound,
@@ -103,7 +104,7 @@ class RunConfig:
     #: required-field table applies either way.
     schema: Callable[[Any], str | None] | None = None
     baseline: Baseline | None = None  # the target's accepted differences (docs/baselines.md)
-    cause_cap: int = 1  # findings reported per root-cause signature (harness.corpus.cause)
+    cause_cap: int = 1  # findings reported per root cause (harness.corpus.cause)
 
 
 @dataclass
@@ -157,7 +158,18 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
             issue = f"accepted by baseline entry {accepted.id}" if accepted is not None else inv.known_issue if inv else None
             emit(KnownSeen(v.invariant, kind, v.message, issue, True))
 
-    recorder = Recorder(on_known=on_known, on_step=config.step_hook, cause_cap=config.cause_cap)
+    reported: dict[str, Finding] = {}  # cause id -> the finding reported for it (the first)
+
+    def on_cause_seen(cause: Cause, witnesses: Witnesses, new: bool) -> None:
+        finding = reported.get(cause.id)
+        if finding is None or finding.cause is None:
+            return
+        finding.cause = {**finding.cause, "witnesses": witnesses.to_json()}
+        if new:
+            emit(CauseSeen(finding.signature, finding.cause))
+
+    recorder = Recorder(on_known=on_known, on_step=config.step_hook, cause_cap=config.cause_cap,
+                        on_cause_seen=on_cause_seen)
     guarded = _GuardedTarget(config.target)
 
     def progress() -> Progress:
@@ -176,7 +188,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         config.target.run_limit = control  # an adapter never waits past the deadline
     try:
         heartbeat.start()
-        _campaign_loop(config, control, recorder, guarded, summary, kinds, model, database, emit)
+        _campaign_loop(config, control, recorder, guarded, summary, kinds, model, database, emit, reported)
     except RunStopped as e:
         summary.stopped_because = e.reason
         summary.status = "interrupted" if e.interrupted else "finished"
@@ -205,6 +217,7 @@ def _campaign_loop(
     model: Model,
     database: DirectoryBasedExampleDatabase | None,
     emit: Callable[[Event], None],
+    reported: dict[str, Finding],
 ) -> None:
     active = list(kinds)
     lanes = lanes_for(
@@ -267,7 +280,10 @@ def _campaign_loop(
             if not isinstance(failure, FindingFailure):
                 raise
             finding = _confirm(failure, config, control, summary.chunks, emit, recorder)
-            recorder.causes[failure.cause] += 1  # one finding per root cause, not per invariant
+            if failure.cause is not None:  # one finding per root cause, not per invariant
+                recorder.causes[failure.cause.id] += 1
+                if finding is not None:
+                    reported.setdefault(failure.cause.id, finding)
             if finding is not None and finding.invariant == TARGET_TIMEOUT and finding.kind in active:
                 active.remove(finding.kind)
                 emit(Notice(f"the target hung on {finding.kind}: not fuzzing {finding.kind} further "
@@ -302,12 +318,13 @@ def _confirm(
     chunk: int,
     emit: Callable[[Event], None],
     recorder: Recorder | None = None,
-) -> Finding | None:
+) -> Finding:
     """Shrink, confirm by one replay, and emit the finding. A stop meanwhile (budget, signal)
     keeps the trace as far as it was shrunk and skips the confirming replay; the finding is
-    emitted all the same, and the stop is raised after that. None: the shrunk trace shows a
-    root cause the run has already reported as often as `cause_cap` allows (a duplicate)."""
-    found = _finding_from(failure, config, chunk)
+    emitted all the same, and the stop is raised after that. The shrinker and the confirming
+    replay judge a candidate by the finding's invariant *and* its cause (engine/replay.py), so
+    the shrunk trace shows the very cause that was reported."""
+    found = _finding_from(failure, config, chunk, recorder)
     emit(Shrinking(found.invariant, found.kind, len(found.steps)))
     time_left = control.time_left()
     lane_target = failure.trace.target or config.target  # the profile lane that found it
@@ -319,7 +336,7 @@ def _confirm(
         schema=config.schema,
         baseline=config.baseline,
     )
-    finding = shrinker.shrink(found, failure.cause or None)  # the root cause the run saw
+    finding = shrinker.shrink(found)  # the candidates keep found.cause (engine/replay.py)
     finding.extra["shrink"] = {
         "stepsFound": len(found.steps), "stepsShrunk": len(finding.steps), "replays": shrinker.attempts,
     }
@@ -330,23 +347,21 @@ def _confirm(
         finding.extra["confirmed"] = False  # no time left for the confirming replay
     else:
         try:
-            reproduced = replay(
+            confirmed = replay(
                 finding, lane_target, target_is_model=config.target_is_model,
                 schema=config.schema, baseline=config.baseline,
-            ).reproduced
+            )
+            reproduced = confirmed.reproduced
+            if confirmed.cause is not None and finding.cause is not None:
+                finding.cause = {**finding.cause, "summary": confirmed.cause.summary}  # the shrunk step's words
         except RunStopped:
             finding.extra["confirmed"] = False
     if not reproduced:
         finding.extra["flaky"] = True
-    if recorder is not None:
-        # the shrinker's signature is the machine's (with the states before the failing step)
-        cause = shrinker.cause if shrinker.cause is not None else finding_cause(finding)
-        finding.extra["rootCause"] = cause
-        if recorder.causes[cause] >= recorder.cause_cap and cause != failure.cause:
-            recorder.duplicates += 1
-            return None
-        if cause != failure.cause:
-            recorder.causes[cause] += 1
+    if recorder is not None and failure.cause is not None and finding.cause is not None:
+        w = recorder.witnesses.get(failure.cause.id)
+        if w is not None:
+            finding.cause = {**finding.cause, "witnesses": w.to_json()}
     emit(FindingFound(finding, reproduced))
     return finding
 
@@ -443,10 +458,17 @@ class _Heartbeat:
             self._thread.join(5.0)
 
 
-def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Finding:
+def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int, recorder: Recorder | None = None) -> Finding:
     v = failure.violation
     trace = failure.trace
     inv = REGISTRY.get(v.invariant)
+    cause = None
+    if failure.cause is not None:
+        w = recorder.witnesses.get(failure.cause.id) if recorder is not None else None
+        cause = cause_json(failure.cause, w or Witnesses())
+        n = recorder.causes[failure.cause.id] + 1 if recorder is not None else 1
+        if n > 1:
+            cause["instance"] = n
     return Finding(
         invariant=v.invariant,
         severity=v.severity,
@@ -464,4 +486,5 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Fin
         seed=config.seed,
         extra={"chunk": chunk, **trace.extra,
                **({"baseline": config.baseline.provenance()} if config.baseline is not None else {})},
+        cause=cause,
     )

@@ -57,6 +57,16 @@ class FindingFound:
 
 
 @dataclass(frozen=True)
+class CauseSeen:
+    """A reported root cause was witnessed again (another invariant, action type or kind): the
+    finding is not raised twice, its `cause` object grows. `cause` is the finding's updated
+    `cause` (harness/corpus/cause.py); counts alone are brought up to date by `RunFinished`."""
+
+    signature: str  # the finding's signature (its cause id)
+    cause: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class KnownSeen:
     """A `known` invariant fired (an upstream spec violation the reference model reproduces)."""
 
@@ -83,7 +93,7 @@ class RunFinished:
     error: str | None = None
 
 
-Event = RunStarted | Progress | Notice | Shrinking | FindingFound | KnownSeen | RunFinished
+Event = RunStarted | Progress | Notice | Shrinking | FindingFound | CauseSeen | KnownSeen | RunFinished
 Sink = Callable[[Event], None]
 
 

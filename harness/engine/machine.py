@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import root_cause
+from harness.corpus.cause import PRIORITY, Cause, StepView, Witnesses
 from harness.corpus.finding import TraceStep
 from harness.invariants.base import Violation
 from harness.reference import Model
@@ -28,6 +28,7 @@ from harness.targets.base import Target
 
 from . import generation
 from .arms import GROUP, Arm, Lane
+from .causes import SEVERITY_RANK, rejudger, violation_cause
 from .control import RunControl
 from .stepper import Stepper, StepResult
 
@@ -45,12 +46,12 @@ class Trace:
 class FindingFailure(AssertionError):
     """A step broke an invariant (or the target failed): Hypothesis shrinks the run that raised it."""
 
-    def __init__(self, violation: Violation, result: StepResult, trace: Trace, cause: str = ""):
+    def __init__(self, violation: Violation, result: StepResult, trace: Trace, cause: Cause | None = None):
         super().__init__(f"{violation.invariant} [{violation.severity}] {violation.message}")
         self.violation = violation
         self.result = result
         self.trace = trace
-        self.cause = cause  # root-cause signature (harness.corpus.cause)
+        self.cause = cause  # the root cause it shows (harness.corpus.cause)
 
 
 @dataclass
@@ -59,10 +60,15 @@ class Recorder:
 
     on_known: Callable[[Violation, str], None] = lambda v, kind: None
     suppressed: set[tuple[str, str]] = field(default_factory=set)  # (invariant, kind) not to report
-    #: Findings reported per root-cause signature, and the most a run reports per signature.
+    #: Findings reported per root-cause id, and the most a run reports per cause.
     causes: Counter[str] = field(default_factory=Counter)
     cause_cap: int = 1
-    duplicates: int = 0  # shrunk findings dropped: their root cause was already reported
+    #: Every violation the run saw, counted against the cause it witnesses (reported or not).
+    witnesses: dict[str, Witnesses] = field(default_factory=dict)
+    #: Called when a violation of an already reported cause was seen (the finding is not raised
+    #: again): (cause, its witnesses, whether an invariant, type or kind was new).
+    on_cause_seen: Callable[[Cause, Witnesses, bool], None] = lambda c, w, new: None
+    duplicates: int = 0  # violations not raised: their root cause was already reported
     last_trace: Trace | None = None
     examples: int = 0
     steps: int = 0
@@ -212,20 +218,53 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 rec.pairs_seen.add(pair)
                 rec.arm_new_pairs[self.arm] += 1
             self.max_depth = max(self.max_depth, _depth(stepper.reference))
+            if result.violations:
+                self._judge(result, channel, StepView(
+                    kind, action, target_before if adversarial else before, target_before,
+                    result.expected, result.observed, probe=adversarial,
+                ), label, index)
+
+        def _judge(self, result: StepResult, channel: _Channel, view: StepView, label: str, index: int) -> None:
+            """Sign each violation of the step with its root cause (harness/engine/causes.py);
+            raise a finding for the first cause not yet reported, count the others as witnesses."""
+            kind = view.kind
+            stepper = channel.stepper
+            context = self._cross_channel(index) if len(self.channels) > 1 else {}
+            rejudge = rejudger(stepper.probe_reducer(), view, self.now_ms, stepper.profile, context)
+            view.echo = None if view.probe else rejudge.echo  # type: ignore[attr-defined]
+            by_cause: dict[str, tuple[Cause, list[Violation]]] = {}
             for v in result.violations:
                 if v.severity == "known":
-                    config.recorder.on_known(v, kind)
+                    rec.on_known(v, kind)
                     continue
                 if (v.invariant, kind) in rec.suppressed:
                     continue
-                cause = root_cause(v.invariant, kind, action, result.expected, result.observed,
-                                   before=(before, target_before), message=v.message)
-                if rec.causes[cause] >= rec.cause_cap:
-                    continue  # this root cause was reported as often as the run allows
-                failure = FindingFailure(v, result, self._finding_trace(channel), cause)
-                if rec.failure is None:
-                    rec.failure = failure
-                raise failure
+                cause = violation_cause(view, v, rejudge)
+                if cause is None:
+                    continue  # a difference inherited from an earlier step: that step's cause
+                by_cause.setdefault(cause.id, (cause, []))[1].append(v)
+            counting = rec.failure is None  # Hypothesis re-runs a failing example: count once
+            raised: tuple[Cause, list[Violation]] | None = None
+            for cid, (cause, found) in by_cause.items():
+                w = rec.witnesses.setdefault(cid, Witnesses())
+                new = False
+                if counting:
+                    for v in found:
+                        new = w.add(v.invariant, label, kind) or new
+                if rec.causes[cid] >= rec.cause_cap:
+                    rec.duplicates += counting
+                    if counting:
+                        rec.on_cause_seen(cause, w, new)
+                elif raised is None or _first_cause(cause, raised[0]):
+                    raised = (cause, found)
+            if raised is None:
+                return
+            cause, found = raised
+            v = min(found, key=lambda x: SEVERITY_RANK.get(x.severity, 9))
+            failure = FindingFailure(v, result, self._finding_trace(channel, index), cause)
+            if rec.failure is None:
+                rec.failure = failure
+            raise failure
 
         def _action_strategy(self, index: int, adversarial: bool) -> st.SearchStrategy[Any]:
             profile = self.lane.profile
@@ -245,9 +284,11 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 return {"chats": tuple(c.stepper.reference for c in self.channels[1:])}
             return {"session": self.channels[0].stepper.reference}
 
-        def _finding_trace(self, channel: _Channel) -> Trace:
+        def _finding_trace(self, channel: _Channel, index: int = 0) -> Trace:
             """The failing channel's own trace; a multi-channel run adds the whole group as
-            `extra["group"]` (reducers are per channel, so the channel's steps replay alone)."""
+            `extra["group"]` (reducers are per channel, so the channel's steps replay alone) and
+            records on the failing step the other channels as the cross-channel checks saw them
+            (`TraceStep.context`), so those checks judge the replay as they judged the run."""
             if len(self.channels) == 1:
                 return channel.trace
             group = {
@@ -259,7 +300,13 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 "failingChannel": self.channels.index(channel),
             }
             t = channel.trace
-            return Trace(t.kind, t.initial, list(t.steps), t.profile, {"group": group}, t.target)
+            steps = list(t.steps)
+            last = steps[-1]
+            if not last.probe:
+                ctx = self._cross_channel(index)
+                context = {"session": ctx["session"]} if "session" in ctx else {"chats": list(ctx["chats"])}
+                steps[-1] = TraceStep(last.action, last.now_ms, last.probe, context)
+            return Trace(t.kind, t.initial, steps, t.profile, {"group": group}, t.target)
 
         def teardown(self) -> None:
             # Coverage-guided search climbs towards deeper states (HypoFuzz-style target()).
@@ -283,6 +330,11 @@ def _step_choice(draw: st.DrawFn, machine: Any) -> tuple[int, bool, Any, int]:
 
 
 _DICE: Final = st.integers(0, 99)
+
+
+def _first_cause(a: Cause, b: Cause) -> bool:
+    """`a` signs a step before `b` (harness.corpus.cause.PRIORITY)."""
+    return PRIORITY.index(a.transformation) < PRIORITY.index(b.transformation)
 
 
 @dataclass

@@ -1,8 +1,12 @@
 """Replay a finding exactly: same profile, initial state, actions and clock values.
 
-The trace goes through the same `Stepper` the fuzz engine uses, so the same checks judge it. A
-finding *reproduces* when its invariant fires again at some step of the trace — for a finding
-that is not itself `known`, as a failing violation: a `known` firing (a listed upstream issue the
+The trace goes through the same `Stepper` the fuzz engine uses, so the same checks judge it, with
+the cross-channel context a multi-channel run recorded on the failing step. A finding
+*reproduces* when its invariant fires again at some step of the trace — and, for a finding with a
+root cause (harness/corpus/cause.py), fires there as a witness of that same cause: an earlier step
+where the invariant fires for another cause is not the finding (the shrinker, which replays
+candidates, then keeps the cause it was asked to minimise). For a finding that is not itself
+`known`, the firing must be a failing one: a `known` firing (a listed upstream issue the
 reference shows too, a difference the target's baseline accepts) does not reproduce it.
 """
 
@@ -13,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import root_cause
+from harness.corpus.cause import Cause, StepView
 from harness.corpus.finding import Finding
 from harness.diff import json_diff
 from harness.invariants.base import Violation
 from harness.reference import Model, Profile
 from harness.targets.base import Target
 
+from .causes import rejudger, violation_cause
 from .stepper import Stepper
 
 
@@ -33,11 +38,19 @@ class ReplayResult:
     expected: Any = None  # reference state after the hit step
     observed: Any = None  # target state (or error text) after the hit step
     message: str = ""  # the invariant's message at the hit step
-    before: tuple[Any, Any] | None = None  # (reference, target) states before the hit step
+    cause: Cause | None = None  # the root cause the hit shows (when the finding has one)
+    #: Steps where the invariant fired for another cause than the finding's.
+    other_causes: list[tuple[int, Cause | None]] = field(default_factory=list)
 
     def summary(self, finding: Finding) -> str:
         if self.reproduced:
-            return f"reproduced: {finding.invariant} fires at step {self.step}"
+            why = f" ({self.cause.summary})" if self.cause is not None else ""
+            return f"reproduced: {finding.invariant} fires at step {self.step}{why}"
+        if self.other_causes:
+            i, c = self.other_causes[0]
+            what = c.summary if c is not None else "a difference inherited from an earlier step"
+            return (f"did not reproduce: {finding.invariant} fires at step {i}, but for another cause "
+                    f"({what})")
         others = sorted({v.invariant for _, v in self.violations})
         extra = f" (other checks fired: {', '.join(others)})" if others else ""
         return f"did not reproduce: {finding.invariant} does not fire{extra}"
@@ -51,12 +64,10 @@ def replay(
     schema: Callable[[Any], str | None] | None = None,
     baseline: Baseline | None = None,
     profile: Profile | None = None,
-    cause: Any = None,
 ) -> ReplayResult:
     """Replay under the finding's profile (or `profile`, the `--profile` override), with the
     model's payload checks on (and the spec's `schema`, when given) and the target's
-    `baseline` applied, as in the run. `cause`: only a firing with this root cause (the
-    signature the run gives it, `harness.corpus.cause.root_cause`) reproduces the finding."""
+    `baseline` applied, as in the run."""
     model = Model(profile or Profile.named(finding.profile), check_payloads=True, schema=schema)
     session = target.session(finding.kind, finding.initial)
     stepper = Stepper(
@@ -76,30 +87,36 @@ def replay(
     expected: Any = None
     observed: Any = None
     message = ""
-    before: tuple[Any, Any] | None = None
+    want = finding.cause.get("id") if isinstance(finding.cause, dict) else None
+    cause: Cause | None = None
+    others: list[tuple[int, Cause | None]] = []
     try:
         for i, step in enumerate(finding.steps):
-            states_before = (stepper.reference, stepper.state)
+            reference, state = stepper.reference, stepper.state
             if step.probe:
                 result = stepper.probe(step.action, step.now_ms)
             else:
-                result = stepper.step(step.action, step.now_ms)
+                result = stepper.step(step.action, step.now_ms, **step.cross_channel())
             fired += [(i, v) for v in result.violations]
             malformed += result.malformed and not step.probe
-            match = next(
-                (
-                    v for v in result.violations
-                    if _reproduces(finding, v) and (
-                        cause is None or root_cause(
-                            v.invariant, finding.kind, step.action, result.expected, result.observed,
-                            before=states_before, message=v.message,
-                        ) == cause
-                    )
-                ),
-                None,
-            )
+            match = None
+            view = StepView(finding.kind, step.action, state if step.probe else reference, state,
+                            result.expected, result.observed, probe=step.probe)
+            rejudge = rejudger(stepper.probe_reducer(), view, step.now_ms, stepper.profile, step.cross_channel())
+            view.echo = None if step.probe else rejudge.echo  # type: ignore[attr-defined]
+            for v in result.violations:
+                if not _reproduces(finding, v):
+                    continue
+                if want is None:
+                    match = v
+                    break
+                c = violation_cause(view, v, rejudge)
+                if c is not None and c.id == want:
+                    match, cause = v, c
+                    break
+                others.append((i, c))
             if match is not None:
-                hit, message, before = i, match.message, states_before
+                hit, message = i, match.message
                 expected = result.expected
                 observed = result.observed if result.observed is not None else result.error
                 if result.expected is not None and result.observed is not None:
@@ -109,7 +126,8 @@ def replay(
                 break
     finally:
         session.close()
-    return ReplayResult(hit is not None, hit, fired, diff, malformed, expected, observed, message, before)
+    return ReplayResult(hit is not None, hit, fired, diff, malformed, expected, observed, message, cause,
+                        others if hit is None else [])
 
 
 def _reproduces(finding: Finding, v: Violation) -> bool:

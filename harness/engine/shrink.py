@@ -3,11 +3,11 @@
 Hypothesis finds the failure (generation, coverage events, targeting); this module makes it
 small. It works on the recorded JSON trace, so it behaves the same on every target and costs
 only replays (no strategy construction), and it is bounded by a time budget and an attempt cap,
-so a long run never stalls in a shrink. A candidate is kept when it still shows the finding: its
-invariant fires as a failing violation — not `known`: a difference the target's baseline accepts
-or a listed upstream issue never stands in for the finding — with the same root cause
-(`harness.corpus.cause.root_cause` of the hit step, only the differences that step made); no
-more steps are malformed than before, and no valid-lane step is schema-invalid.
+so a long run never stalls in a shrink. A candidate is kept when it still shows the finding
+(engine/replay.py): its invariant fires as a failing violation — not `known`: a difference the
+target's baseline accepts or a listed upstream issue never stands in for the finding — as a
+witness of the finding's root cause (`Finding.cause`); no more steps are malformed than before,
+and no valid-lane step is schema-invalid.
 
 Passes, repeated until none makes progress:
 1. drop everything after the failing step;
@@ -27,7 +27,6 @@ from dataclasses import replace
 from typing import Any
 
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import root_cause
 from harness.corpus.finding import Finding, TraceStep
 from harness.engine.replay import ReplayResult, replay
 from harness.errors import RunStopped
@@ -61,13 +60,6 @@ class TraceShrinker:
         self.stopped: str | None = None  # why a RunStopped cut the shrink short, if one did
         self._deadline = 0.0
         self._best: Finding | None = None  # the smallest reproducing trace so far
-        self._cause: Any = None  # the root cause of the finding being shrunk (at its hit step)
-
-    @property
-    def cause(self) -> Any:
-        """The root cause the shrunk trace shows at its failing step, as the run signs it (with
-        the states before that step); None when the trace did not reproduce."""
-        return self._cause if self.reproduced else None
 
     def _out_of_budget(self) -> bool:
         if self.stopped is not None or (self.should_stop is not None and self.should_stop()):
@@ -81,7 +73,7 @@ class TraceShrinker:
         try:
             result = replay(
                 candidate, self.target, target_is_model=self.target_is_model,
-                schema=self.schema, baseline=self.baseline, cause=self._cause,
+                schema=self.schema, baseline=self.baseline,
             )
         except (ValueError, KeyError, TypeError):
             return None
@@ -102,31 +94,21 @@ class TraceShrinker:
             for s in candidate.steps
         )
 
-    def shrink(self, finding: Finding, cause: Any = None) -> Finding:
-        """The smallest trace found within the budget that still shows the finding's root
-        `cause` (the run's signature of the failing step; None: the cause the trace shows at
-        the first failing firing of the invariant). The run ending meanwhile (`RunStopped`:
+    def shrink(self, finding: Finding) -> Finding:
+        """The smallest trace found within the budget. The run ending meanwhile (`RunStopped`:
         budget spent, a signal) ends the shrink with the best trace so far, never loses it."""
         self._deadline = time.monotonic() + self.budget_s
         try:
-            return self._shrink(finding, cause)
+            return self._shrink(finding)
         except RunStopped as e:
             self.stopped = e.reason
             return self._best if self._best is not None else finding
 
-    def _shrink(self, finding: Finding, cause: Any) -> Finding:
+    def _shrink(self, finding: Finding) -> Finding:
         self._best = None
-        self.reproduced = False
-        self._cause = cause
         base = self._check(finding, len(finding.steps))
-        if base is None and cause is not None:
-            # the cause does not show again (a target that is not deterministic): shrink towards
-            # the cause the trace shows now rather than not at all
-            self._cause = None
-            base = self._check(finding, len(finding.steps))
         if base is None or base.step is None:
             return finding  # does not reproduce: leave it as found (marked flaky by the caller)
-        self._cause = _cause(finding, base)
         self.reproduced = True
         best = self._best = _cut(finding, base)
         limit = base.malformed
@@ -153,17 +135,8 @@ class TraceShrinker:
                 continue
             for _, smaller in _smaller_values(step.action):
                 steps = list(f.steps)
-                steps[i] = TraceStep(smaller, step.now_ms, step.probe)
+                steps[i] = TraceStep(smaller, step.now_ms, step.probe, step.context)
                 yield replace(f, steps=steps)
-
-
-def _cause(f: Finding, result: ReplayResult) -> Any:
-    """The root cause `result` shows at its hit step: the signature a run gives the finding."""
-    assert result.step is not None
-    return root_cause(
-        f.invariant, f.kind, f.steps[result.step].action, result.expected, result.observed,
-        before=result.before, message=result.message,
-    )
 
 
 def _cut(f: Finding, result: ReplayResult) -> Finding:

@@ -84,6 +84,10 @@ class Stepper:
     def profile(self) -> Profile:
         return self.model.profile
 
+    def probe_reducer(self) -> Callable[[str, State, State, int], State]:
+        """The reducer the probe checks call (the target's, normalised by the baseline)."""
+        return self._probe_reducer()
+
     def _probe_reducer(self) -> Callable[[str, State, State, int], State]:
         if self.target_is_model:
             return self.model.reduce

@@ -220,7 +220,13 @@ def rejections(obs: LiveObservation) -> Iterator[str]:
 
 
 def must_reject(obs: LiveObservation, inv_id: str) -> Iterator[str]:
-    """Dispatches whose rejection `inv_id` requires, echoed as accepted (shared by the checks)."""
+    """Dispatches whose rejection `inv_id` requires, echoed as accepted (shared by the checks).
+    The message says MUST or SHOULD as the catalogue's severity for `inv_id` does (a `warning`
+    is a SHOULD: INV-053)."""
+    from .registry import REGISTRY  # the registry collects this module: look it up when called
+
+    entry = REGISTRY.get(inv_id)
+    word = "SHOULD" if entry is not None and entry.severity == "warning" else "MUST"
     for c in obs.clients:
         for d in obs.new_dispatches(c):
             if d.must_reject != inv_id:
@@ -230,7 +236,7 @@ def must_reject(obs: LiveObservation, inv_id: str) -> Iterator[str]:
                 why = f" ({d.reason})" if d.reason else ""
                 yield (
                     f"client {c.index}: {d.type} on {d.channel} was accepted (serverSeq "
-                    f"{accepted[0].seq}) but MUST be rejected{why}"
+                    f"{accepted[0].seq}) but {word} be rejected{why}"
                 )
 
 

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from . import _chat
 from ._chat import IDENTITY_FIELDS, RESULT_KEYS, TERMINAL_TOOL_STATUSES
-from ._json import as_list, at, first_diffs, fmt_path, same, short
+from ._json import as_list, at, describe_diffs, first_diffs, fmt_path, same, short
 from .base import Step, invariant
 
 #: Allowed status changes (guide/state-model.md §Tool Call Lifecycle; R§5.4 digraph). The
@@ -113,7 +113,11 @@ def tool_call_transitions(step: Step) -> Iterator[str]:
         b, a = btc.get("status"), atc.get("status")
         if b in TERMINAL_TOOL_STATUSES:
             if not same(btc, atc):
-                yield f"{step.type}: {where}: a {b} tool call changed (completed and cancelled are absorbing)"
+                # name what changed: a key dropped or added (an encoder, a decoder) reads
+                # differently from a status or result rewritten after the end
+                what = describe_diffs(btc, atc, left="before", right="after", limit=2)
+                yield (f"{step.type}: {where}: a {b} tool call changed ({what}); completed and "
+                       "cancelled are absorbing")
         elif b in EDGES and b != a and a not in EDGES[b] and not (ended and a == "cancelled"):
             yield f"{step.type}: {where}: status {b} → {short(at(atc, 'status'))} is not an edge of the lifecycle"
     if step.type == "chat/toolCallStart" and not ended:

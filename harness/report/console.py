@@ -2,8 +2,9 @@
 
 * stderr: the run's configuration, a progress line every `every_s` seconds, notices, each known
   upstream issue the first time it fires, and "shrinking …" when a failure was caught;
-* stdout: each finding as it is confirmed, and the closing verdict (the command line adds the
-  report path and the replay commands after it).
+* stdout: each finding as it is confirmed, led by its root cause, and the closing verdict
+  followed by one line per cause: what the target did, who witnessed it, the replay command
+  (the command line adds the report path after it).
 
 Data (targets, messages, invariant titles) is never read as rich markup, and lines are never
 wrapped by the console (`soft_wrap`): a log keeps each line whole whatever the terminal width.
@@ -12,10 +13,12 @@ wrapped by the console (`soft_wrap`): a log keeps each line whole whatever the t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.text import Text
 
+from harness.corpus.finding import Finding
 from harness.engine.events import (
     Event,
     FindingFound,
@@ -26,6 +29,8 @@ from harness.engine.events import (
     RunStarted,
     Shrinking,
 )
+
+from .writers import describe_witnesses
 
 
 def make_console(*, stderr: bool) -> Console:
@@ -41,11 +46,14 @@ class ConsoleReporter:
         out: Console | None = None,
         every_s: float = 5.0,
         quiet: bool = False,
+        replay_for: Callable[[Finding], str] | None = None,
     ):
         self.console = console or make_console(stderr=True)  # progress
         self.out = out or make_console(stderr=False)  # results
         self.every_s = every_s
         self.quiet = quiet
+        #: The replay command of a saved finding (the command line knows where it was saved).
+        self.replay_for = replay_for or (lambda f: f.replay_command())
         self._last = time.monotonic()
 
     def __call__(self, event: Event) -> None:
@@ -82,10 +90,14 @@ class ConsoleReporter:
             line.append(f" {f.invariant} [{f.severity}] on {f.kind} after {f.failing_step + 1} steps (")
             if event.reproduced:
                 line.append("reproduced")
+            elif f.extra.get("confirmed") is False:
+                line.append("not replayed: the run ended first", style="yellow")
             else:
                 line.append("did not reproduce on replay", style="yellow")
             line.append(")")
             out.print(line)
+            if f.cause is not None:  # what the target did, before what the check said
+                out.print(Text(f"    cause: {f.cause.get('summary', '')}"))
             out.print(Text(f"    {f.message}"))
         elif isinstance(event, KnownSeen):
             if not self.quiet:
@@ -111,5 +123,15 @@ class ConsoleReporter:
                 f"stopped: {event.stopped_because}"
             )
             out.print(line)
+            for f in event.findings:
+                out.print(Text(cause_line(f, self.replay_for(f))))
             if event.error:
                 err.print(f"  {event.error}", markup=False)
+
+
+def cause_line(f: Finding, replay: str) -> str:
+    """One line per finding of a finished run: the cause, its witnesses, the replay command."""
+    if f.cause is None:
+        return f"  {f.invariant} [{f.severity}] on {f.kind}: {f.message[:120]} | replay: {replay}"
+    w = f.cause.get("witnesses") or {}
+    return f"  cause {f.cause.get('id')}: {f.cause.get('summary')} | {describe_witnesses(w)} | replay: {replay}"

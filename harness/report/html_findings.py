@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.corpus.finding import Finding, FindingFormatError, load_finding
+from harness.corpus.finding import Finding, FindingFormatError
+from harness.corpus.load import load_finding
 from harness.diff import diff_paths, fmt_path, json_diff
 from harness.diff import render as render_json
 from harness.reference import MalformedAction, Model, Profile

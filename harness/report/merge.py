@@ -19,14 +19,33 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from harness import __version__
-from harness.corpus.finding import FindingFormatError, load_finding
+from harness.corpus.load import FindingFormatError, load_finding
 from harness.errors import UsageError
 
 from .coverage import combine
 from .html import resolve_finding, write_html
-from .writers import REPORT_FORMAT, write_atomic
+from .writers import REPORT_FORMAT, case_name, witness_line, write_atomic
 
 MERGE_FORMAT_VERSION = 1
+
+
+def _merge_causes(a: Any, b: Any) -> Any:
+    """One cause seen by two runs: the first run's finding, the witnesses of both."""
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return a
+    wa, wb = a.get("witnesses") or {}, b.get("witnesses") or {}
+    merged = {
+        k: sorted(set(wa.get(k) or []) | set(wb.get(k) or [])) for k in ("invariants", "actionTypes", "kinds")
+    }
+    merged["count"] = int(wa.get("count") or 0) + int(wb.get("count") or 0)
+    return {**a, "witnesses": merged}
+
+
+def _by_cause(entry: dict[str, Any]) -> tuple[int, str, str, str, str]:
+    """Causes first (by what the target did), then findings of files written before causes."""
+    cause = entry.get("cause") if isinstance(entry.get("cause"), dict) else None
+    summary = str(cause.get("summary", "")) if cause else ""
+    return (0 if cause else 1, summary, str(entry.get("invariant")), str(entry.get("kind")), str(entry.get("signature")))
 
 
 def load_report(run_dir: Path) -> dict[str, Any]:
@@ -48,8 +67,8 @@ def junit_from_report(report: dict[str, Any]) -> str:
     """`junit.xml` for a report document: one failing test case per finding, one for the run."""
     cases = []
     for f in report.get("findings") or []:
-        name = quoteattr(f"{f.get('invariant')} {f.get('kind')} {f.get('signature')}")
-        body = escape(f"{f.get('message', '')}\nreplay: {f.get('replay', '')}")
+        name = quoteattr(case_name(f.get("cause"), f.get("invariant"), f.get("kind"), f.get("signature")))
+        body = escape(f"{f.get('message', '')}\n{witness_line(f.get('cause'))}replay: {f.get('replay', '')}")
         cases.append(
             f'  <testcase classname="ahp-fuzz.{escape(str(f.get("kind")))}" name={name}>'
             f"<failure message={quoteattr(str(f.get('title', '')))}>{body}</failure></testcase>"
@@ -130,7 +149,9 @@ def merge_runs(run_dirs: list[Path], out: Path, argv: list[str] | None = None) -
         for entry in rep.get("findings") or []:
             sig = entry.get("signature")
             if sig in findings:
-                duplicates += 1
+                duplicates += 1  # one cause seen by several runs: one finding, witnesses added up
+                if isinstance(findings[sig].get("cause"), dict):
+                    findings[sig]["cause"] = _merge_causes(findings[sig]["cause"], entry.get("cause"))
                 continue
             src = resolve_finding(entry, run_dir)
             merged = {**entry, "fromRun": str(run_dir)}
@@ -166,7 +187,7 @@ def merge_runs(run_dirs: list[Path], out: Path, argv: list[str] | None = None) -
     steps = sum(int(r.get("steps") or 0) for r in reports)
     wall = max(float(r.get("elapsedSeconds") or 0.0) for r in reports)
     worker_s = sum(float(r.get("elapsedSeconds") or 0.0) for r in reports)
-    merged_findings = sorted(findings.values(), key=lambda f: (f["invariant"], f["kind"], f["signature"]))
+    merged_findings = sorted(findings.values(), key=_by_cause)
     report: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "formatVersion": 1,

@@ -20,8 +20,10 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from harness import __version__
+from harness.corpus.finding import Finding
 from harness.corpus.store import CorpusStore, file_mode
 from harness.engine.events import (
+    CauseSeen,
     Event,
     FindingFound,
     KnownSeen,
@@ -50,17 +52,28 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 class FindingWriter:
-    """Saves each confirmed finding into `directory` the moment it arrives."""
+    """Saves each confirmed finding into `directory` the moment it arrives; at the end of the
+    run, a finding whose cause was witnessed again meanwhile is rewritten with its final
+    witnesses (the trace is the same)."""
 
     def __init__(self, directory: Path, *, program: str = "ahp-fuzz"):
         self.store = CorpusStore(directory)
         self.program = program
         self.paths: dict[str, Path] = {}
+        self._written: dict[str, Any] = {}  # signature -> the cause object as saved
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, FindingFound):
-            path, _ = self.store.save(event.finding, program=self.program)
+            path, written = self.store.save(event.finding, program=self.program)
             self.paths[event.finding.signature] = path
+            if written:
+                self._written[event.finding.signature] = json.loads(json.dumps(event.finding.cause))
+        elif isinstance(event, RunFinished):
+            for f in event.findings:
+                saved = self._written.get(f.signature, f.cause)
+                if f.cause is not None and saved != f.cause:
+                    self.store.save(f, program=self.program, replace=True)
+                    self._written[f.signature] = json.loads(json.dumps(f.cause))
 
 
 class JsonReport:
@@ -80,6 +93,7 @@ class JsonReport:
         self.findings_writer = findings
         self.save_every_s = save_every_s
         self._saved_at = 0.0
+        self._live: dict[str, Finding] = {}  # signature -> finding (its cause grows during the run)
         self.data: dict[str, Any] = {
             "format": REPORT_FORMAT,
             "formatVersion": 1,
@@ -101,6 +115,10 @@ class JsonReport:
     def _save(self) -> None:
         self.data["updatedAt"] = _now()
         self.data["progress"]["findings"] = len(self.data["findings"])
+        for entry in self.data["findings"]:  # witness counts as they are now
+            f = self._live.get(entry.get("signature", ""))
+            if f is not None and f.cause is not None:
+                entry["cause"] = f.cause
         write_atomic(self.path, json.dumps(self.data, indent=2, ensure_ascii=False) + "\n")
         self._saved_at = time.monotonic()
 
@@ -114,16 +132,25 @@ class JsonReport:
         elif isinstance(event, FindingFound):
             f = event.finding
             path = self.findings_writer.paths.get(f.signature)
+            self._live[f.signature] = f
             self.data["findings"].append(
                 {
+                    **({"cause": f.cause} if f.cause is not None else {}),
                     "invariant": f.invariant, "severity": f.severity, "title": f.title,
                     "kind": f.kind, "message": f.message, "steps": f.failing_step + 1,
                     "signature": f.signature, "reproduced": event.reproduced,
+                    "confirmed": f.extra.get("confirmed") is not False,
                     "file": str(path) if path else None,
                     "replay": f.replay_command(path, self.findings_writer.program),
                 }
             )
             self._save()
+        elif isinstance(event, CauseSeen):
+            for entry in self.data["findings"]:
+                if entry.get("signature") == event.signature:
+                    entry["cause"] = event.cause
+            if time.monotonic() - self._saved_at >= self.save_every_s:
+                self._save()
         elif isinstance(event, Notice):
             self.data["notices"].append(event.message)
             self._save()
@@ -144,8 +171,12 @@ class JsonReport:
         elif isinstance(event, RunFinished):
             for inv, n in event.known_counts.items():
                 self.data["known"].setdefault(inv, {"kinds": []})["count"] = n
+            for f in event.findings:
+                self._live.setdefault(f.signature, f)
+            # the counters summarise the sections as they end (a last Progress may be older)
             self.data["progress"].update(
-                elapsedSeconds=round(event.elapsed_s, 3), examples=event.examples, steps=event.steps
+                elapsedSeconds=round(event.elapsed_s, 3), examples=event.examples, steps=event.steps,
+                known=sum(int(k.get("count", 0)) for k in self.data["known"].values()),
             )
             self.data.update(
                 status=event.status,
@@ -182,8 +213,8 @@ class JunitReport:
             for ev in self.found:
                 f = ev.finding
                 path = writer.paths.get(f.signature) if writer else None
-                name = quoteattr(f"{f.invariant} {f.kind} {f.signature}")
-                body = escape(f"{f.message}\nreplay: {f.replay_command(path, program)}")
+                name = quoteattr(case_name(f.cause, f.invariant, f.kind, f.signature))
+                body = escape(f"{f.message}\n{witness_line(f.cause)}replay: {f.replay_command(path, program)}")
                 cases.append(
                     f'  <testcase classname="ahp-fuzz.{f.kind}" name={name}>'
                     f"<failure message={quoteattr(f'[{f.severity}] {f.title}')}>{body}</failure></testcase>"
@@ -203,6 +234,29 @@ class JunitReport:
                 f'errors="{errors}" time="{event.elapsed_s:.3f}">\n' + "\n".join(cases) + "\n</testsuite>\n"
             )
             write_atomic(self.path, xml)
+
+
+def case_name(cause: Any, invariant: Any, kind: Any, signature: Any) -> str:
+    """A JUnit test-case name: the cause first, then who saw it."""
+    if isinstance(cause, dict) and cause.get("summary"):
+        return f"{cause['summary']} ({invariant} {kind} {signature})"
+    return f"{invariant} {kind} {signature}"
+
+
+def witness_line(cause: Any) -> str:
+    """`witnesses: …` and a newline, or "" for a finding without a cause."""
+    w = cause.get("witnesses") if isinstance(cause, dict) else None
+    if not isinstance(w, dict):
+        return ""
+    return f"witnesses: {describe_witnesses(w)}\n"
+
+
+def describe_witnesses(w: dict[str, Any]) -> str:
+    """`seen 57× by INV-011, INV-D01 on 12 action types (chat/delta, …) in chat, session`."""
+    types = list(w.get("actionTypes") or [])
+    shown = ", ".join(types[:3]) + (", …" if len(types) > 3 else "")
+    return (f"seen {w.get('count', 0)}× by {', '.join(w.get('invariants') or []) or '—'} on "
+            f"{len(types)} action type(s) ({shown}) in {', '.join(w.get('kinds') or []) or '—'}")
 
 
 def earlier_run(folder: Path) -> str | None:

@@ -1,0 +1,390 @@
+"""One finding per root cause, none lost, every one replays (issue 15, items 1, 2, 8, 9)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.corpus.cause import StepView, check_cause, message_shape
+from harness.corpus.finding import Finding, TraceStep
+from harness.corpus.load import load_finding
+from harness.corpus.store import CorpusStore
+from harness.engine.campaign import RunConfig, run_campaign
+from harness.engine.causes import violation_cause
+from harness.engine.events import CauseSeen, EventBus, FindingFound, RunFinished
+from harness.engine.replay import replay
+from harness.invariants.base import Violation
+from harness.reference import Profile
+from harness.report.writers import FindingWriter, JsonReport, JunitReport
+from harness.targets.adapter import AdapterTarget
+
+P = Profile.named("0.7.0")
+ROOT = Path(__file__).resolve().parent.parent
+ADAPTER = [sys.executable, str(ROOT / "tests" / "three_cause_adapter.py")]
+WRAP = 1 << 31
+
+
+def _view(before: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any],
+          atype: str = "chat/delta", target_before: dict[str, Any] | None = None) -> StepView:
+    return StepView("chat", {"type": atype}, before, before if target_before is None else target_before,
+                    expected, observed)
+
+
+# -- the signature ------------------------------------------------------------------------------
+
+
+def test_two_causes_under_one_invariant_stay_two() -> None:
+    d01 = Violation("INV-D01", "divergence", "chat/delta: states differ")
+    wrap = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    ignored = _view({"status": 8, "draft": "a"}, {"status": 8, "draft": "b"}, {"status": 8, "draft": "a"},
+                    atype="chat/draftChanged")
+    a, b = violation_cause(wrap, d01), violation_cause(ignored, d01)
+    assert a is not None and b is not None
+    assert a.id != b.id
+    assert a.key == ("int-wrap", "status", "32")
+    assert b.key == ("unapplied", "chat/draftChanged")
+    assert "no-op" in b.summary
+
+
+def test_one_cause_under_five_invariants_and_many_action_types_is_one() -> None:
+    # the same int32 wrap, on chat and session, after different actions, seen by five checks
+    ids = set()
+    for atype, before, after in [("chat/delta", 8, WRAP + 8), ("chat/turnStarted", 1, WRAP + 1),
+                                 ("session/titleChanged", WRAP + 2, WRAP + 2)]:
+        view = _view({"status": before, "title": "x"}, {"status": after, "title": "y"},
+                     {"status": after - (1 << 32), "title": "y"}, atype=atype)
+        for inv in ("INV-D01", "INV-011", "INV-015.strict", "INV-021", "INV-033"):
+            cause = violation_cause(view, Violation(inv, "violation", f"{inv} says something about {atype}"))
+            assert cause is not None
+            ids.add(cause.id)
+    assert len(ids) == 1
+
+
+def test_an_encoder_that_drops_empties_is_one_cause_wherever_it_shows() -> None:
+    state = _view({"turns": []}, {"turns": []}, {}, atype="chat/usage", target_before={"turns": []})
+    nested = _view({}, {"activeTurn": {"responseParts": []}}, {"activeTurn": {}}, atype="chat/turnStarted")
+    # a removal the encoder could not send (the target keeps the empty value the model removed)
+    kept = _view({"operations": []}, {}, {"operations": []}, atype="changeset/operationsChanged",
+                 target_before={"operations": []})
+    probe = check_cause("INV-002", "re-running the step gave a different state: turns: step=[] rerun=<absent>")
+    clock = check_cause("INV-003", "x depends on the clock: agents: now=1=[] now=9=<absent>")
+    ids = {v.causes[0].id for v in (state, nested, kept)} | {probe.id, clock.id}
+    assert len(ids) == 1
+
+
+def test_differences_inherited_from_an_earlier_step_have_no_cause_of_their_own() -> None:
+    # the target wrapped the status two steps ago; this step changes the status again
+    view = _view({"status": WRAP + 8}, {"status": WRAP + 24, "x": 1}, {"status": 24 - WRAP, "x": 1},
+                 target_before={"status": 8 - WRAP})
+    assert view.inherited_only
+    assert violation_cause(view, Violation("INV-011", "violation", "negative status")) is None
+
+
+def test_a_probe_check_without_a_presence_difference_is_signed_by_its_message() -> None:
+    a = check_cause("INV-002", 'chat/delta for turn "t4" is not deterministic: 3')
+    b = check_cause("INV-002", 'chat/usage for turn "x" is not deterministic: 7')
+    assert a.id == b.id != check_cause("INV-003", 'chat/delta for turn "t4" is not deterministic: 3').id
+    assert message_shape('chat/delta for turn "t4" changed activeTurn.responseParts[0].content: 3') == \
+        message_shape('chat/usage for turn "x" changed turns[1].id: 7')
+
+
+# -- no finding lost ----------------------------------------------------------------------------
+
+
+def _finding(observed: dict[str, Any], expected: dict[str, Any], cause: dict[str, Any] | None) -> Finding:
+    return Finding("INV-D01", "divergence", "agrees", "m", "0.7.0", "reference", "chat", {"status": 8},
+                   [TraceStep({"type": "chat/delta"}, 1)], 0, expected, observed, cause=cause)
+
+
+def _cause(view: StepView) -> dict[str, Any]:
+    c = view.causes[0]
+    return {"id": c.id, "summary": c.summary, "witnesses": {"invariants": ["INV-D01"], "actionTypes": ["chat/delta"],
+                                                            "kinds": ["chat"], "count": 1}}
+
+
+def test_two_causes_that_collided_get_two_files_each_holding_its_finding(tmp_path: Path) -> None:
+    # same invariant, kind and action types: one signature and one file before causes
+    v1 = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    v2 = _view({"status": 8}, {"status": 8, "turns": []}, {"status": 8})
+    old1, old2 = _finding(v1.observed, v1.expected, None), _finding(v2.observed, v2.expected, None)
+    assert old1.signature == old2.signature and old1.file_name == old2.file_name  # the collision
+    f1, f2 = _finding(v1.observed, v1.expected, _cause(v1)), _finding(v2.observed, v2.expected, _cause(v2))
+    assert f1.signature != f2.signature and f1.file_name != f2.file_name
+    writer = FindingWriter(tmp_path / "findings")
+    report = JsonReport(tmp_path / "report.json", writer)
+    bus = EventBus(writer, report)
+    for f in (f1, f2):
+        bus.emit(FindingFound(f, True))
+    entries = json.loads((tmp_path / "report.json").read_text())["findings"]
+    assert len({e["file"] for e in entries}) == 2
+    for e in entries:
+        held = load_finding(e["file"])
+        assert held.signature == e["signature"] and held.observed == load_finding(e["file"]).observed
+        assert e["cause"]["id"] == held.cause["id"]  # type: ignore[index]
+
+
+def test_an_existing_cause_in_an_appended_folder_is_pointed_at_not_renamed(tmp_path: Path) -> None:
+    v = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    first = _finding(v.observed, v.expected, _cause(v))
+    store = CorpusStore(tmp_path)
+    path, written = store.save(first)
+    again = _finding(v.observed, v.expected, _cause(v))
+    again.invariant = "INV-011"  # the same cause, told by another invariant: another file name
+    later, written2 = CorpusStore(tmp_path).save(again)
+    assert written and not written2 and later == path and path.is_file()
+
+
+def test_witnesses_grow_in_the_report_and_the_file(tmp_path: Path) -> None:
+    v = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    f = _finding(v.observed, v.expected, _cause(v))
+    writer = FindingWriter(tmp_path / "findings")
+    report = JsonReport(tmp_path / "report.json", writer, save_every_s=0.0)
+    junit = JunitReport(tmp_path / "junit.xml", writer)
+    bus = EventBus(writer, report, junit)
+    bus.emit(FindingFound(f, True))
+    assert f.cause is not None
+    f.cause = {**f.cause, "witnesses": {"invariants": ["INV-011", "INV-D01"], "actionTypes": ["chat/delta"],
+                                        "kinds": ["chat", "session"], "count": 9}}
+    bus.emit(CauseSeen(f.signature, f.cause))
+    entry = json.loads((tmp_path / "report.json").read_text())["findings"][0]
+    assert entry["cause"]["witnesses"]["count"] == 9
+    bus.emit(RunFinished(1.0, 1, 1, [f], {"INV-050": 3}))
+    saved = load_finding(writer.paths[f.signature])
+    assert saved.cause is not None and saved.cause["witnesses"]["kinds"] == ["chat", "session"]
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["progress"]["known"] == sum(k["count"] for k in data["known"].values()) == 3
+    assert f.cause["summary"] in (tmp_path / "junit.xml").read_text()
+
+
+def test_a_finding_file_with_a_malformed_cause_is_refused(tmp_path: Path) -> None:
+    from harness.corpus.finding import FindingFormatError
+
+    v = _view({"status": 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)})
+    data = _finding(v.observed, v.expected, _cause(v)).to_json()
+    data["cause"]["id"] = "nope"
+    p = tmp_path / "f.json"
+    p.write_text(json.dumps(data))
+    with pytest.raises(FindingFormatError, match="cause"):
+        load_finding(p)
+
+
+# -- replay judges the cause --------------------------------------------------------------------
+
+
+def _trace_adapter(causes: str) -> AdapterTarget:
+    return AdapterTarget([*ADAPTER, f"--causes={causes}"], profile=P, timeout_s=30.0)
+
+
+CHAT = {"resource": "ahp-chat:/c", "title": "", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+        "turns": [], "workingDirectories": ["file:///w"]}
+
+
+def test_replay_hits_the_step_of_the_findings_cause_not_an_earlier_one_of_the_same_invariant() -> None:
+    # step 0: draftChanged ignored (INV-D01, cause "unapplied"); step 1: the int32 wrap (INV-D01)
+    target = _trace_adapter("wrap,ignore")
+    try:
+        steps = [TraceStep({"type": "chat/draftChanged", "draft": {"text": "x", "origin": {"kind": "user"}}}, 2),
+                 TraceStep({"type": "chat/isReadChanged", "isRead": True}, 3)]
+        initial = {**CHAT, "status": WRAP + 1}
+        f = Finding("INV-D01", "divergence", "t", "m", "0.7.0", "x", "chat", initial, steps, 1)
+        plain = replay(f, target)
+        assert plain.reproduced and plain.step == 0  # without a cause: the first INV-D01
+        view = StepView("chat", steps[0].action, initial, initial, {**initial, "draft": {"text": "x"}}, initial)
+        unapplied = violation_cause(view, Violation("INV-D01", "divergence", ""))
+        assert unapplied is not None
+        f.cause = {"id": unapplied.id, "summary": "", "witnesses": {"invariants": [], "actionTypes": [],
+                                                                    "kinds": [], "count": 0}}
+        hit = replay(f, target)
+        assert hit.reproduced and hit.step == 0 and hit.cause is not None and hit.cause.id == unapplied.id
+        f.cause = {**f.cause, "id": "0" * 12}
+        miss = replay(f, target)
+        assert not miss.reproduced and "another cause" in miss.summary(f)
+    finally:
+        target.close()
+
+
+def test_the_cross_channel_context_of_the_failing_step_round_trips_and_reaches_the_checks() -> None:
+    # INV-031.reducer on a session step needs the session's chats: a group finding replayed
+    # as the session channel alone did not reproduce before the context was recorded
+    from harness.targets.reference import ReferenceTarget
+
+    session = {"provider": "p", "title": "", "status": 1, "lifecycle": "ready", "activeClients": [], "chats": [],
+               "workingDirectories": ["file:///a", "file:///b"]}
+    chat = {**CHAT, "workingDirectories": ["file:///a"]}
+    action = {"type": "session/workingDirectoryRemoved", "directory": "file:///a"}
+    bare = Finding("INV-031.reducer", "known", "t", "m", "0.7.0", "reference", "session", session,
+                   [TraceStep(action, 5)], 0)
+    with_context = Finding.from_json(json.loads(json.dumps(
+        {**bare.to_json(), "steps": [TraceStep(action, 5, False, {"chats": [chat]}).to_json()]})))
+    assert with_context.steps[0].cross_channel() == {"chats": (chat,)}
+    target = ReferenceTarget(P)
+    assert not replay(bare, target, target_is_model=True).reproduced
+    assert replay(with_context, target, target_is_model=True).reproduced
+
+
+# -- the three-cause adapter, end to end ----------------------------------------------------------
+
+
+def test_three_seeded_causes_give_one_finding_each_every_one_in_its_file_and_replaying(tmp_path: Path) -> None:
+    target = _trace_adapter("wrap,ignore,empty")
+    writer = FindingWriter(tmp_path / "findings")
+    report = JsonReport(tmp_path / "report.json", writer)
+    try:
+        # a fixed number of seeded chunks (no clock): the same steps on every machine
+        config = RunConfig(target=target, target_spec="three-cause", target_is_model=False, profile=P, seed=3,
+                           budget_s=None, max_chunks=5, chunk_examples=8, max_steps=10,
+                           kinds=("chat",), probe_every=25, profiles=(P,), heartbeat_s=0)
+        summary = run_campaign(config, EventBus(writer, report))
+        keys = [tuple(f.cause["key"][:2]) for f in summary.findings if f.cause]  # type: ignore[index]
+        assert len(keys) == len(summary.findings) == len(set(keys))  # one finding per cause
+        assert ("int-wrap", "status") in keys
+        assert ("unapplied", "chat/draftChanged") in keys
+        assert {k for k in keys if k[0] == "dropped-empty"} <= {("dropped-empty", "[]"), ("dropped-empty", "{}")}
+        assert len(keys) <= 4, keys  # nothing else: wrap, the ignored type, empty lists / objects
+        # the encoder loss is one finding although many checks, types and kinds saw it
+        lists = next(f for f in summary.findings if f.cause and f.cause["key"] == ["dropped-empty", "[]"])
+        assert lists.cause is not None
+        assert len(lists.cause["witnesses"]["invariants"]) >= 3 and lists.cause["witnesses"]["count"] > 10
+        entry = next(e for e in json.loads((tmp_path / "report.json").read_text())["findings"]
+                     if e["signature"] == lists.signature)
+        assert entry["cause"]["witnesses"] == lists.cause["witnesses"]  # the report caught up
+        entries = json.loads((tmp_path / "report.json").read_text())["findings"]
+        assert len({e["file"] for e in entries}) == len(entries) == len(summary.findings)
+        for e in entries:
+            f = load_finding(e["file"])
+            assert f.signature == e["signature"]
+            assert e["reproduced"] and replay(f, target).reproduced, e
+    finally:
+        target.close()
+
+
+# -- the corpus circle ----------------------------------------------------------------------------
+
+
+def test_finding_and_command_finding_do_not_import_each_other() -> None:
+    src = (ROOT / "harness" / "corpus" / "finding.py").read_text()
+    names = {n.module for n in ast.walk(ast.parse(src)) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not any("command_finding" in n or n == "load" for n in names)
+
+
+def test_one_loader_reads_both_formats(tmp_path: Path) -> None:
+    from harness.corpus.command_finding import CommandFinding, CommandStep
+
+    cmd = CommandFinding("CMD-1", "violation", "t", "m", "0.7.0", "host:embedded",
+                         [CommandStep("listSessions", {})], 0)
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(cmd.to_json()))
+    assert isinstance(load_finding(p), CommandFinding)
+
+
+# -- messages name causes (item 8) ----------------------------------------------------------------
+
+
+def test_a_probe_that_fails_on_a_key_the_target_dropped_is_that_drops_cause() -> None:
+    view = StepView("chat", {"type": "chat/inputRequested"}, {"activeTurn": {"responseParts": []}, "status": 1},
+                    {"activeTurn": {}, "status": 1}, {"activeTurn": {"responseParts": [{"kind": "x"}]}, "status": 1},
+                    {"activeTurn": {"responseParts": [{"kind": "x"}]}, "status": 1})
+    v = Violation("INV-002", "violation", "the reducer raised during the probe: TargetError: MalformedAction: "
+                  "chat/inputRequested: payload or state not of the schema shape (KeyError: 'responseParts')")
+    cause = violation_cause(view, v)
+    assert cause is not None and cause.key == ("dropped-empty", "[]")
+
+
+def test_inv017_names_what_changed_in_an_absorbing_tool_call() -> None:
+    from harness.invariants.registry import check_step
+    from tests.invariant_cases import chat, step, tool_part, turn, with_after
+
+    before = chat(status=8, activeTurn=turn("t1", tool_part("tc1", "cancelled", _meta={})))
+    s = with_after(step("chat", before, {"type": "chat/delta", "turnId": "t1", "partId": "p9", "content": "x"}),
+                   lambda a: a["activeTurn"]["responseParts"][0]["toolCall"].pop("_meta"))
+    messages = [v.message for v in check_step(s, probes=False) if v.invariant == "INV-017"]
+    assert messages and "_meta: before={} after=<absent>" in messages[0], messages
+
+
+def test_inv053_says_should_as_its_catalogue_severity_does() -> None:
+    from types import SimpleNamespace
+
+    from harness.invariants.live_wire import must_reject
+
+    echo = SimpleNamespace(rejected=False, seq=7)
+    dispatch = SimpleNamespace(must_reject="INV-053", echoes=[echo], type="chat/toolCallReady", channel="c", reason="")
+    client = SimpleNamespace(index=0)
+    obs = SimpleNamespace(clients=[client], new_dispatches=lambda c: [dispatch])
+    (message,) = must_reject(obs, "INV-053")  # type: ignore[arg-type]
+    assert "SHOULD be rejected" in message and "MUST" not in message
+    dispatch.must_reject = "INV-031"
+    (strict,) = must_reject(obs, "INV-031")  # type: ignore[arg-type]
+    assert "MUST be rejected" in strict
+
+
+def test_a_round_trip_type_change_names_its_path() -> None:
+    from harness.conformance import run_round_trip_fixture
+    from harness.spec.specdir import RoundTripFixture
+
+    fx = RoundTripFixture("f", "", "T", "A", {"min": 1}, {"min": 1}, None, Path("f.json"))
+    result = run_round_trip_fixture(fx, lambda t, wire: json.dumps({"min": 1.0}))
+    assert any(p.startswith("$.min: a value changed JSON type (integer became float)") for p in result.problems), \
+        result.problems
+
+
+def test_a_merge_lists_causes_first_and_adds_up_their_witnesses(tmp_path: Path) -> None:
+    from harness.report.merge import merge_runs
+
+    def cause(cid: str, summary: str, inv: str, n: int) -> dict[str, Any]:
+        return {"id": cid, "summary": summary, "witnesses": {"invariants": [inv], "actionTypes": ["chat/delta"],
+                                                            "kinds": ["chat"], "count": n}}
+
+    def run(name: str, entries: list[dict[str, Any]]) -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        (d / "report.json").write_text(json.dumps({"format": "ahp-fuzz/report", "formatVersion": 1,
+                                                   "status": "finished", "findings": entries}))
+        return d
+
+    legacy = {"invariant": "INV-001", "severity": "violation", "kind": "chat", "signature": "aaaaaaaaaaaa"}
+    wrap = {"invariant": "INV-011", "severity": "violation", "kind": "chat", "signature": "b" * 12,
+            "cause": cause("b" * 12, "`status` x → x − 2^32", "INV-011", 3)}
+    again = {**wrap, "invariant": "INV-D01", "cause": cause("b" * 12, "`status` x → x − 2^32", "INV-D01", 4)}
+    report = merge_runs([run("a", [legacy, wrap]), run("b", [again])], tmp_path / "out")
+    first, second = report["findings"]
+    assert first["signature"] == "b" * 12 and second["signature"] == "a" * 12  # causes first
+    assert first["cause"]["witnesses"]["invariants"] == ["INV-011", "INV-D01"]
+    assert first["cause"]["witnesses"]["count"] == 7
+    assert "cause" not in second
+    assert "`status` x → x − 2^32 (INV-011 chat bbbbbbbbbbbb)" in (tmp_path / "out" / "junit.xml").read_text()
+
+
+def test_the_console_closes_a_run_of_command_findings_which_have_no_cause() -> None:
+    import io
+
+    from harness.corpus.command_finding import CommandFinding, CommandStep
+    from harness.report.console import ConsoleReporter, make_console
+
+    cmd = CommandFinding("CMD-1", "violation", "t", "m", "0.7.0", "host:embedded", [CommandStep("x", {})], 0)
+    out = make_console(stderr=False)
+    out.file = io.StringIO()
+    ConsoleReporter(out=out)(RunFinished(1.0, 1, 1, [cmd], {}))  # type: ignore[list-item]
+    assert "CMD-1 [violation] on commands" in out.file.getvalue()
+
+
+def test_a_key_the_targets_representation_drops_is_not_an_unapplied_action() -> None:
+    # through a changes-only protocol both look alike: the target's value did not move
+    before = {"status": 1, "workingDirectories": ["file:///a"], "draft": None}
+    after = {"status": 1, "workingDirectories": ["file:///a", "file:///b"]}
+    stale = dict(before)
+
+    def view(echo: dict[str, Any]) -> StepView:
+        v = StepView("chat", {"type": "chat/workingDirectorySet"}, before, before, after, stale)
+        v.echo = lambda: echo
+        return v
+
+    keeps = view(after).causes[0]  # the target can hold the list: it did not apply the action
+    assert keeps.key == ("unapplied", "chat/workingDirectorySet") and keeps.summary
+    drops = view({"status": 1}).causes[0]  # its echo of the model's state has no such key
+    assert drops.key == ("dropped", "workingDirectories")
+    assert drops.id == check_cause("INV-002", "re-running: workingDirectories: step=[\"x\"] rerun=<absent>").id
