@@ -115,12 +115,12 @@ def _object(value: Any, name: str, path: str) -> str | None:
             problems[0],
         )
         return claimed
-    for k, c in shape.consts.items():
-        if not _is(value.get(k), c):
-            return f"{(path + '.' if path else '')}{k} is not {' or '.join(map(repr, c)) if isinstance(c, tuple) else repr(c)}"
     for k in shape.required:
         if value.get(k) is None:
             return f"required field {(path + '.' if path else '')}{k} is absent"
+    for k, c in shape.consts.items():
+        if not _is(value.get(k), c):
+            return f"{(path + '.' if path else '')}{k} is not {' or '.join(map(repr, c)) if isinstance(c, tuple) else repr(c)}"
     for k, ref in shape.fields.items():
         if value.get(k) is not None:
             bad = _check(value[k], ref, f"{path}.{k}" if path else k)
@@ -137,7 +137,7 @@ def _object(value: Any, name: str, path: str) -> str | None:
 def _claims(value: Mapping[str, Any], name: str) -> bool:
     shape = SHAPES.get(name)
     return shape is not None and bool(shape.consts) and all(
-        _is(value.get(k), c) for k, c in shape.consts.items()
+        _is(value[k], c) for k, c in shape.consts.items() if k in value
     )
 
 
