@@ -60,7 +60,7 @@ def run_command(args: argparse.Namespace) -> int:
     from harness.spec.versions import KINDS
 
     kinds = _kinds(args.kinds, DEFAULT_KINDS, KINDS)
-    spec_dir = _profiles.spec_or_usage(args.spec)
+    spec_dir = _profiles.spec_or_usage(args.spec, target=args.target)
     if spec_dir is not None:
         # The per-step schema checks (INV-007, INV-007.published) read the spec directory from
         # the environment, as every process of the run (adapters, workers) can.
@@ -114,6 +114,8 @@ def run_command(args: argparse.Namespace) -> int:
                 control=control,
                 schema=_profiles.schema_of(spec_dir),
                 baseline=baseline,
+                verdict=_profiles.run_switches(spec_dir),
+                notices=_profiles.checks_off_notices(spec_dir),
             )
             try:
                 summary = (run_live if getattr(target, "is_live", False) else run_campaign)(config, bus)

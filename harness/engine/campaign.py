@@ -46,6 +46,9 @@ from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
 from harness.reference import Model, Profile
+from harness.spec.specdir import SpecDir, SpecDirError
+from harness.spec.verdict import KEY as VERDICT_KEY
+from harness.spec.verdict import UNVERSIONED, VerdictSwitches, spec_version
 from harness.spec.versions import KINDS
 from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
@@ -104,6 +107,11 @@ class RunConfig:
     schema: Callable[[Any], str | None] | None = None
     baseline: Baseline | None = None  # the target's accepted differences (docs/baselines.md)
     cause_cap: int = 1  # findings reported per root-cause signature (harness.corpus.cause)
+    #: The schema-derived switches recorded in every finding (harness/spec/verdict.py); None:
+    #: what this process's checks use ($AHP_SPEC_DIR for the published-schema checks).
+    verdict: VerdictSwitches | None = None
+    #: Lines emitted as `Notice`s right after `RunStarted` (e.g. which checks are off).
+    notices: tuple[str, ...] = ()
 
 
 @dataclass
@@ -165,6 +173,8 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         )
 
     emit(RunStarted(config.target_spec, config.profile.label, config.seed, config.budget_s, kinds))
+    for line in config.notices:
+        emit(Notice(line))
     if skipped:
         emit(Notice(f"the target announces kinds {', '.join(skipped)}: fuzzing {', '.join(kinds)} only"))
     heartbeat = _Heartbeat(config.heartbeat_s, lambda: bus.emit(progress()))
@@ -459,5 +469,18 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int) -> Fin
         observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
         known_issue=inv.known_issue if inv else None,
         seed=config.seed,
-        extra={"chunk": chunk, **trace.extra},
+        extra={"chunk": chunk, **trace.extra, VERDICT_KEY: _switches(config).to_json()},
     )
+
+
+def _switches(config: RunConfig) -> VerdictSwitches:
+    """What a finding's verdict depends on besides its trace (replay uses exactly this)."""
+    if config.verdict is not None:
+        return config.verdict
+    try:
+        spec = SpecDir.from_env()
+    except SpecDirError:
+        spec = None
+    published = spec_version(spec) if spec is not None and spec.schema_path("state").is_file() else None
+    payload = None if config.schema is None else (published or UNVERSIONED)
+    return VerdictSwitches(payload, published)
