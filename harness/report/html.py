@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.corpus.finding import Finding, FindingFormatError, load_finding
 from harness.diff import json_diff
-from harness.invariants.catalogue import as_dict
+from harness.invariants.listing import as_dict
 from harness.invariants.registry import REGISTRY
 from harness.reference import MalformedAction, Model, Profile
 
