@@ -67,6 +67,7 @@ from .events import (
 )
 from .generation import pinned_constants
 from .machine import FindingFailure, MachineConfig, Recorder, build_machine
+from .probes import ProbeRations
 from .shrink import TraceShrinker
 from .stepper import TARGET_TIMEOUT
 
@@ -221,6 +222,9 @@ def _campaign_loop(
         make_model=lambda p: model if p == model.profile else Model(p, check_payloads=True, schema=config.schema),
     )
     bandit = Bandit(arms_for(kinds, lanes))  # time goes where new coverage still comes from
+    # Rationed probes (a target other than the model): each check earns one run per
+    # `probe_every` steps of the run, spent where it applies (engine/probes.py).
+    rations = ProbeRations(config.probe_every) if config.probe_every > 1 else None
     while True:
         if control.should_stop():
             assert control.reason is not None
@@ -247,6 +251,7 @@ def _campaign_loop(
                 baseline=config.baseline,
                 lanes=lanes,
                 arms=bandit.chunk_arms(arms_for(active, lanes)),
+                rations=rations,
             )
         )
         ran, new_pairs = Counter(recorder.arm_examples), Counter(recorder.arm_new_pairs)
