@@ -230,9 +230,9 @@ def register(sub: Any) -> None:
     p.add_argument("--adversarial", type=int_range(0, 100), default=10, metavar="PCT",
                    help="percentage of adversarial actions, 0–100 (default 10)")
     p.add_argument("--probe-every", type=int_range(0), metavar="N",
-                   help="run probe checks (purity, determinism, …) every N steps; 0 = never "
-                   "(default: 1 for the reference model, 25 for other targets, whose probes cost a "
-                   "full-state round trip)")
+                   help="run each probe check (purity, determinism, …) once per N steps, on the "
+                   "next step it applies to; 0 = never (default: 1 for the reference model, 25 for "
+                   "other targets, whose probes cost a full-state round trip)")
     p.add_argument("--max-findings", type=int_range(1), help="stop after this many findings")
     p.add_argument("--timeout", type=seconds_type, default=5.0,
                    help="per-step target timeout in seconds, > 0 (default 5; never past the budget)")
