@@ -10,8 +10,8 @@ the reference adapter: 33 `inputNeededSet` steps, no INV-014 probe; 3 × 150 s a
 TypeScript reducers: neither item reported).
 
 Rationing by *check* instead: every probe check earns one run per `probe_every` steps of the
-whole run (credit capped at one run, so a burst of its action spends one), and spends it on the
-next step it applies to. A probe that applies to every step runs every `probe_every` steps, as
+whole run (the first after `probe_every` steps; credit capped at one run, so a burst of its
+action spends one), and spends it on the next step it applies to. A probe that applies to every step runs every `probe_every` steps, as
 before; one that applies to a rare action runs on nearly every occurrence of it. Each check
 still costs at most one round trip per `probe_every` steps. Deterministic: the credit depends on
 the run's steps only.
@@ -48,7 +48,7 @@ class ProbeRations:
         self.steps += 1
         out = []
         for i in applicable_probes(kind, action_type):
-            if self.steps - self._last.get(i, -self.every) >= self.every:
+            if self.steps - self._last.get(i, 0) >= self.every:
                 self._last[i] = self.steps
                 out.append(i)
         return frozenset(out)
