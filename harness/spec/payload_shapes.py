@@ -12,18 +12,20 @@ This module states those facts of the 0.7.0 actions schema (with the REDUCERS.md
 corrections) without reading any spec folder:
 
 * `SHAPES`: shape name -> `Shape` — the keys required (absent and `null` alike are missing),
-  the constants of a union member (`approved: false`, `kind: "fork"`; a tuple: one of
-  these values), the fields that hold
-  another shape, the members of a union (an object must be one of them), and the shape of an
-  object's values;
+  the constants of a union member (`approved: false`, `kind: "fork"`; a tuple: one of these
+  values), the fields that hold another shape, the members of a union (an object must be one
+  of them), and the shape of an object's values; an inline object or union member is named
+  after where it sits (`ChatOrigin|1`, `ChatInputRequest.answers`);
 * `ACTIONS`: action type -> the shape of its payload;
 * `BEFORE_0_7`: keys required by 0.6.0 only (`chat/toolCallDelta.content`).
 
 A field reference is `Name` (an object), `Name[]` (a list of them), `Name[N]` (a list of at
 least N of them; `[N]` when the items have no facts) or `Name{}` (an object whose values are
 `Name`s). Types are not judged: the generators emit the right ones and the shrinker only deletes.
-`tests/test_payload_shapes.py` derives the same tables from the 0.6.0 and 0.7.0 schemas
-(`harness.spec.action_schema.payload_shapes`) and keeps them equal.
+`tests/test_valid_lane.py` derives the same tables from the 0.7.0 schema
+(`harness.spec.action_schema.payload_shapes`) and keeps them equal, and checks against both the
+0.6.0 and 0.7.0 schemas that what the model accepts is valid. When a spec release changes the
+schema, regenerate the tables from that derivation (the test prints the shapes that differ).
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ FROM_TYPES: Final[Mapping[str, Mapping[str, Any]]] = {
 }
 
 # The tables below are facts of the 0.7.0 actions schema (item-11 corrected); keep them equal to
-# `payload_shapes(actions.schema.json)` (tests/test_payload_shapes.py prints a diff).
+# `payload_shapes(actions.schema.json)` (tests/test_valid_lane.py names the shapes that differ).
 # fmt: off
 SCHEMA_SHAPES: Final[Mapping[str, Shape]] = {
     'AgentCustomization': Shape(required=('id', 'name', 'type', 'uri'), fields={'icons': 'Icon[]', 'range': 'TextRange'}, consts={'type': 'agent'}),
