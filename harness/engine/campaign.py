@@ -48,7 +48,7 @@ from harness.invariants.registry import REGISTRY
 from harness.reference import Model, Profile
 from harness.spec.specdir import SpecDir, SpecDirError
 from harness.spec.verdict import KEY as VERDICT_KEY
-from harness.spec.verdict import UNVERSIONED, VerdictSwitches, spec_version
+from harness.spec.verdict import VerdictSwitches, spec_version
 from harness.spec.versions import KINDS
 from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
@@ -487,5 +487,7 @@ def _switches(config: RunConfig) -> VerdictSwitches:
     except SpecDirError:
         spec = None
     published = spec_version(spec) if spec is not None and spec.schema_path("state").is_file() else None
-    payload = None if config.schema is None else (published or UNVERSIONED)
+    # A payload schema of unknown version is recorded as off: every valid-lane step of the trace
+    # passed it, so a replay without it classifies the steps the same way.
+    payload = published if config.schema is not None else None
     return VerdictSwitches(payload, published)
