@@ -99,7 +99,7 @@ class Model:
         valid, or not a type this reducer handles — that is a no-op, not a malformed action)."""
         if self.handler(kind, action) is None:
             return None
-        return (self.schema and self.schema(action)) or payloads.problem(action, self.profile.version)
+        return (self.schema and self.schema(action)) or payloads.problem(action)
 
 
     def reduce(self, kind: str, state: State, action: Any, now_ms: int) -> State:
@@ -109,7 +109,7 @@ class Model:
             self.warn(f"{kind} reducer: ignoring unknown action type {t!r}")
             return state
         if self.check_payloads:
-            bad = (self.schema and self.schema(action)) or payloads.problem(action, self.profile.version)
+            bad = (self.schema and self.schema(action)) or payloads.problem(action)
             if bad:
                 raise MalformedAction(f"{action.get('type')}: schema-invalid payload: {bad}")
         try:

@@ -20,7 +20,6 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from harness.spec import payload_shapes
-from harness.spec.versions import Version
 
 _T = tuple[str, ...]
 
@@ -133,11 +132,11 @@ def _compile(paths: _T) -> tuple[tuple[str, str | None, bool], ...]:
 _CHECKS: Final = {t: _compile(p) for t, p in REQUIRED.items()}
 
 
-def problem(action: Mapping[str, Any], version: Version | None = None) -> str | None:
+def problem(action: Mapping[str, Any]) -> str | None:
     """Why `action` (a known type, an object) lacks a field its schema requires, or None: the
     first level (`REQUIRED`, with its type checks of parents), then every depth and the union
-    variants (`harness.spec.payload_shapes`; `version`: the profile's, 0.6.0 needs more)."""
-    return _first_level(action) or payload_shapes.problem(action, version)
+    variants (`harness.spec.payload_shapes`)."""
+    return _first_level(action) or payload_shapes.problem(action)
 
 
 def _first_level(action: Mapping[str, Any]) -> str | None:

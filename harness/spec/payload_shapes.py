@@ -16,8 +16,7 @@ corrections) without reading any spec folder:
   values), the fields that hold another shape, the members of a union (an object must be one
   of them), and the shape of an object's values; an inline object or union member is named
   after where it sits (`ChatOrigin|1`, `ChatInputRequest.answers`);
-* `ACTIONS`: action type -> the shape of its payload;
-* `BEFORE_0_7`: keys required by 0.6.0 only (`chat/toolCallDelta.content`).
+* `ACTIONS`: action type -> the shape of its payload.
 
 A field reference is `Name` (an object), `Name[]` (a list of them), `Name[N]` (a list of at
 least N of them; `[N]` when the items have no facts) or `Name{}` (an object whose values are
@@ -34,8 +33,6 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Final, NamedTuple
-
-from .versions import Version
 
 
 class Shape(NamedTuple):
@@ -66,16 +63,14 @@ def shape_name(ref: str) -> str:
     return _parse(ref)[0]
 
 
-def problem(action: Mapping[str, Any], version: Version | None = None) -> str | None:
+def problem(action: Mapping[str, Any]) -> str | None:
     """Why `action` lacks a key its type's schema requires at some depth (or is none of a union's
-    variants), or None. `version`: the profile's protocol version (0.6.0 requires a little more)."""
+    variants), or None. The same facts under every profile: 0.6.0's one extra required key,
+    `chat/toolCallDelta.content`, is not enforced (docs/profiles.md decision 3: a content-less
+    delta appends nothing under every profile)."""
     t = action.get("type")
     if not isinstance(t, str):
         return None
-    if version is not None and version < (0, 7, 0):
-        for key in BEFORE_0_7.get(t, ()):
-            if action.get(key) is None:
-                return f"required field {key} is absent (0.6.0)"
     ref = ACTIONS.get(t)
     return _check(action, ref, "") if ref is not None else None
 
@@ -149,9 +144,6 @@ def _is(value: Any, const: Any) -> bool:
         return any(_is(value, c) for c in const)
     return value == const and type(value) is type(const)
 
-
-#: Keys 0.6.0 requires that 0.7.0 made optional (REDUCERS.md §7b.1 row 4).
-BEFORE_0_7: Final[Mapping[str, tuple[str, ...]]] = {"chat/toolCallDelta": ("content",)}
 
 #: Facts of the protocol's types that the schema does not state: `approved` is the literal
 #: `true` / `false` that tells the two `chat/toolCallConfirmed` variants apart (the schema
