@@ -10,7 +10,9 @@ optional key is `null` is the same action as one without it.
 `required_paths(schema)` derives, from the schema, the required fields of each action payload
 down to one level of nesting (`request.id`, `turns[].message`): the facts the reference model's
 own structural check (`harness.reference.payloads.REQUIRED`) must agree with. A test keeps the
-two equal.
+two equal. `payload_shapes(schema)` derives the same at every depth, with the union variants
+and the constants that tell them apart: what `harness.spec.payload_shapes` states without a
+spec folder (a test keeps those equal too).
 """
 
 from __future__ import annotations
