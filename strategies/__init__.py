@@ -31,7 +31,7 @@ Entry points for the engine and for your own tests (see docs/strategies.md):
     A spec directory's schemas, linted (``SchemaProblem`` on unrepairable problems),
     INV-007-patched, with validators and schema-derived strategies per definition.
 
-``CATALOG`` (``strategies.catalog``)
+``INVENTORY`` (``strategies.inventory``)
     Every strategy with what it targets; ``ahp-fuzz strategies`` prints it.
 """
 

@@ -420,7 +420,10 @@ def session_input_requests(
 
 @memo
 def config_property_schemas(depth: int = 1, *, session: bool = False) -> st.SearchStrategy[Json]:
-    """A (Session)ConfigPropertySchema, recursive up to `depth` levels."""
+    """A (Session)ConfigPropertySchema, recursive up to `depth` levels. Only the top level of a
+    session one is a `SessionConfigPropertySchema` (`sessionMutable`, `enumDynamic`); its `items`
+    and nested `properties` are plain `ConfigPropertySchema`s, which do not declare those keys
+    (a typed decoder drops them)."""
     extra: dict[str, Any] = (
         {"sessionMutable": st.booleans(), "enumDynamic": st.booleans()} if session else {}
     )
@@ -438,7 +441,7 @@ def config_property_schemas(depth: int = 1, *, session: bool = False) -> st.Sear
     )
     if depth <= 0:
         return leaf
-    inner = config_property_schemas(depth - 1, session=session)
+    inner = config_property_schemas(depth - 1)
     nested = obj(
         {"type": st.sampled_from(("array", "object")), "title": short_text(8)},
         {

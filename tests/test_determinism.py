@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: Imports other modules and draws other strategies before the run (a "used" process).
 _PREPARE = """
-import strategies.catalog, strategies.schema, strategies.uris, tests.mutants  # noqa: F401
+import strategies.inventory, strategies.schema, strategies.uris, tests.mutants  # noqa: F401
 from hypothesis import HealthCheck, given, settings, strategies as st
 from strategies import actions_for, initial_states
 

@@ -9,7 +9,7 @@ import pytest
 
 from harness.cli import main
 from harness.invariants import REGISTRY
-from harness.invariants.catalogue import render_markdown
+from harness.invariants.listing import render_markdown
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "invariants.md"
 

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from harness.cli import main
-from strategies.catalog import CATALOG
+from strategies.inventory import INVENTORY
 from strategies.sequences import (
     ActionSequence,
     MultirootScenario,
@@ -79,7 +79,7 @@ def test_replace_chains_run_under_0_8_0() -> None:
 def test_cli_lists_every_strategy(capsys: Any) -> None:
     assert main(["strategies", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [x["name"] for x in listed] == [e.name for e in CATALOG]
+    assert [x["name"] for x in listed] == [e.name for e in INVENTORY]
     assert all(x["targets"] for x in listed)
     assert main(["strategies", "--adversarial", "--json"]) == 0
     adversarial = json.loads(capsys.readouterr().out)
@@ -89,5 +89,5 @@ def test_cli_lists_every_strategy(capsys: Any) -> None:
 def test_cli_table_names_every_strategy(capsys: Any) -> None:
     assert main(["strategies"]) == 0
     out = capsys.readouterr().out
-    for e in CATALOG:
+    for e in INVENTORY:
         assert e.name in out, e.name

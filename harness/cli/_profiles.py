@@ -26,11 +26,28 @@ def add_options(p: argparse.ArgumentParser, *, baseline: bool = True) -> None:
                        help="the target's accepted differences (docs/baselines.md)")
 
 
-def spec_or_usage(explicit: str | None) -> SpecDir | None:
+def spec_or_usage(explicit: str | None, target: str | None = None) -> SpecDir | None:
+    """The spec folder of a command: `--spec DIR`; else the checkout of a `ts:DIR` target (its
+    schema, fixtures and CHANGELOG — the target's own data); else `$AHP_SPEC_DIR`; else None."""
     try:
+        if explicit is None:
+            checkout = checkout_of(target)
+            if checkout is not None:
+                return checkout
         return SpecDir.from_env(explicit)
     except SpecDirError as e:
         raise UsageError(str(e)) from e
+
+
+def checkout_of(target: str | None) -> SpecDir | None:
+    """The spec folder a `ts:DIR` target names (None: not a `ts:` target, or DIR holds neither
+    `schema/` nor `types/test-cases/`)."""
+    if not target or not target.strip().startswith("ts:"):
+        return None
+    try:
+        return SpecDir(target.strip()[3:])
+    except SpecDirError:
+        return None
 
 
 def choose_or_usage(explicit: str | None, **sources: Any) -> ProfileChoice:
@@ -80,3 +97,43 @@ def report_baseline(baseline: Any, out: TextIO | None = None) -> None:
         return
     for line in baseline.summary():
         print(line, file=out or sys.stderr)
+
+
+def checks_off_notices(spec: SpecDir | None) -> tuple[str, ...]:
+    """The line a run prints once at its start when a spec folder's checks are off."""
+    from harness.spec.verdict import checks_off
+
+    line = checks_off(spec)
+    return (line,) if line else ()
+
+
+def run_switches(spec: SpecDir | None) -> Any:
+    """The schema-derived switches a run with `spec` records in its findings."""
+    from harness.spec.verdict import VerdictSwitches
+
+    return VerdictSwitches.of_spec(spec)
+
+
+def replay_switches(finding: Any, spec: SpecDir | None) -> tuple[Callable[[Any], str | None] | None, SpecDir | None, str]:
+    """The payload schema and the published-schema spec folder (None: off) a replay of `finding`
+    uses — exactly the switches recorded in it (`extra["verdict"]`; none recorded: both off),
+    whatever `$AHP_SPEC_DIR` says — and a line saying so. A finding judged with a spec folder's
+    schemas needs a folder of that version (`--spec`, a `ts:` checkout or `$AHP_SPEC_DIR`)."""
+    from harness.spec.verdict import VerdictSwitches, spec_version
+
+    try:
+        switches = VerdictSwitches.of_finding(finding.extra)
+    except ValueError as e:
+        raise UsageError(f"{getattr(finding, 'file_name', 'finding')}: {e}") from e
+    needed = switches.needed
+    line = f"checks: {switches.describe()} (recorded in the finding)"
+    if needed is None:
+        return None, None, line
+    if spec is None or spec_version(spec) != needed:
+        have = f"the spec folder {spec.path} is {spec_version(spec)}" if spec is not None else "no spec folder is given"
+        raise UsageError(
+            f"the finding was judged with {switches.describe()}, and {have}: pass --spec DIR "
+            f"naming a {needed} spec folder to replay it as it was judged"
+        )
+    return (schema_of(spec) if switches.payload_schema else None,
+            spec if switches.published_schema else None, line)

@@ -17,10 +17,11 @@ from ._common import open_target_or_usage, seconds_type
 
 
 def command(args: argparse.Namespace) -> int:
-    spec = _profiles.spec_or_usage(args.spec)
+    spec = _profiles.spec_or_usage(args.spec, target=args.target)
     fixtures, recorded = _fixture_folder(args.fixtures) if args.fixtures else (None, None)
     if spec is None and fixtures is None:
-        raise UsageError("no spec directory: pass --spec DIR, set AHP_SPEC_DIR, or pass --fixtures DIR")
+        raise UsageError("no spec directory: pass --spec DIR, set AHP_SPEC_DIR, pass --fixtures DIR, "
+                         "or a --target ts:DIR whose checkout holds schema/ and types/test-cases/")
     explicit = args.profile or args.version
     if explicit is None and recorded is None and spec is not None and spec.release.released is None:
         raise UsageError(f"{spec.path}: no CHANGELOG.md to tell the protocol version; pass --profile (e.g. 0.8.0)")

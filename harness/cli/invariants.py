@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from harness.invariants import catalogue
+from harness.invariants import listing
 from harness.invariants.base import SCOPES, SEVERITIES, Invariant
 from harness.invariants.dispatchability import model_self_check
 from harness.spec.versions import KINDS
@@ -48,17 +48,17 @@ def run(args: argparse.Namespace) -> int:
         if not problems:
             print("INV-053 model self-check: the client-dispatchable table matches the spec counts")
         return 1 if problems else 0
-    selected = catalogue.select(kind=args.kind, scope=args.scope, severity=args.severity)
+    selected = listing.select(kind=args.kind, scope=args.scope, severity=args.severity)
     if args.json:
         doc = {
-            "summary": catalogue.summary(selected),
-            "invariants": [catalogue.as_dict(i) for i in selected],
+            "summary": listing.summary(selected),
+            "invariants": [listing.as_dict(i) for i in selected],
         }
         json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     if args.markdown:
-        sys.stdout.write(catalogue.render_markdown({i.id: i for i in selected}))
+        sys.stdout.write(listing.render_markdown({i.id: i for i in selected}))
         return 0
     _print_table(selected)
     return 0
@@ -70,7 +70,7 @@ def _print_table(selected: list[Invariant]) -> None:
 
     console = Console()
     wide = console.width >= 140
-    s = catalogue.summary(selected)
+    s = listing.summary(selected)
     table = Table(
         title="AHP invariant catalogue",
         caption=f"{s['total']} entries: {s['checkable']} checked per step ({s['probe']} probes), "
@@ -86,7 +86,7 @@ def _print_table(selected: list[Invariant]) -> None:
         table.add_column("source", overflow="fold")
     for inv in selected:
         style = _SEVERITY_STYLE.get(inv.severity, "")
-        checked = catalogue.checked_label(inv)
+        checked = listing.checked_label(inv)
         row = [
             inv.id,
             inv.title,

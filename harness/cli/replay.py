@@ -63,17 +63,23 @@ def replay_command(args: argparse.Namespace) -> int:
         for line in result_lines(live_result, finding, spec):
             out.print(line, markup=False)
         return 1 if live_result.reproduced else 0
-    spec_dir = _profiles.spec_or_usage(args.spec)
+    spec_dir = _profiles.spec_or_usage(args.spec, target=spec)
     choice = _profiles.choose_or_usage(args.profile, recorded=finding.profile, spec=spec_dir, target=spec)
     baseline = _profiles.baseline_or_usage(args.baseline)
     note = _baseline_note(finding.extra.get("baseline"), baseline)
     if note:
         err.print(f"note: {note}", markup=False)
+    # The schema switches recorded in the finding, never the environment's (docs/profiles.md).
+    schema, published, checks = _profiles.replay_switches(finding, spec_dir)
     target = open_target_or_usage(spec, choice.profile, args.timeout)
     try:
         _profiles.after_open(choice, target, spec)
-        result = replay(finding, target, target_is_model=spec.strip() == "reference",
-                        schema=_profiles.schema_of(spec_dir), baseline=baseline, profile=choice.profile)
+        err.print(checks, markup=False)
+        from harness.invariants.published_schema import judged_with
+
+        with judged_with(published):
+            result = replay(finding, target, target_is_model=spec.strip() == "reference",
+                            schema=schema, baseline=baseline, profile=choice.profile)
     finally:
         target.close()
     out.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "

@@ -60,7 +60,7 @@ def run_command(args: argparse.Namespace) -> int:
     from harness.spec.versions import KINDS
 
     kinds = _kinds(args.kinds, DEFAULT_KINDS, KINDS)
-    spec_dir = _profiles.spec_or_usage(args.spec)
+    spec_dir = _profiles.spec_or_usage(args.spec, target=args.target)
     if spec_dir is not None:
         # The per-step schema checks (INV-007, INV-007.published) read the spec directory from
         # the environment, as every process of the run (adapters, workers) can.
@@ -117,6 +117,8 @@ def run_command(args: argparse.Namespace) -> int:
                 control=control,
                 schema=_profiles.schema_of(spec_dir),
                 baseline=baseline,
+                verdict=_profiles.run_switches(spec_dir),
+                notices=_profiles.checks_off_notices(spec_dir),
             )
             try:
                 summary = (run_live if getattr(target, "is_live", False) else run_campaign)(config, bus)
@@ -229,9 +231,9 @@ def register(sub: Any) -> None:
     p.add_argument("--adversarial", type=int_range(0, 100), default=10, metavar="PCT",
                    help="percentage of adversarial actions, 0–100 (default 10)")
     p.add_argument("--probe-every", type=int_range(0), metavar="N",
-                   help="run probe checks (purity, determinism, …) every N steps; 0 = never "
-                   "(default: 1 for the reference model, 25 for other targets, whose probes cost a "
-                   "full-state round trip)")
+                   help="run each probe check (purity, determinism, …) once per N steps, on the "
+                   "next step it applies to; 0 = never (default: 1 for the reference model, 25 for "
+                   "other targets, whose probes cost a full-state round trip)")
     p.add_argument("--max-findings", type=int_range(1), help="stop after this many findings")
     p.add_argument("--timeout", type=seconds_type, default=5.0,
                    help="per-step target timeout in seconds, > 0 (default 5; never past the budget)")

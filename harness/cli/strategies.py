@@ -12,7 +12,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "strategies",
         help="list the Hypothesis strategies and what each one targets",
-        description="List every strategy of the catalogue (name, valid/adversarial, target). "
+        description="List every strategy of the inventory (name, valid/adversarial, target). "
         "With --spec (or $AHP_SPEC_DIR) and --lint, also lint that spec directory's schemas.",
     )
     p.add_argument("--spec", metavar="DIR", help="spec directory (default: $AHP_SPEC_DIR)")
@@ -30,11 +30,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.errors import UsageError
     from harness.spec.specdir import SpecDirError
-    from strategies.catalog import CATALOG
+    from strategies.inventory import INVENTORY
 
     entries = [
         e
-        for e in CATALOG
+        for e in INVENTORY
         if not (args.adversarial and e.nature != "adversarial")
         and not (args.valid and e.nature != "valid")
     ]

@@ -46,6 +46,9 @@ from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
 from harness.reference import Model, Profile
+from harness.spec.specdir import SpecDir, SpecDirError
+from harness.spec.verdict import KEY as VERDICT_KEY
+from harness.spec.verdict import VerdictSwitches, spec_version
 from harness.spec.versions import KINDS
 from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
@@ -65,6 +68,7 @@ from .events import (
 )
 from .generation import pinned_constants
 from .machine import FindingFailure, MachineConfig, Recorder, build_machine
+from .probes import ProbeRations
 from .shrink import TraceShrinker
 from .stepper import TARGET_TIMEOUT
 
@@ -105,6 +109,11 @@ class RunConfig:
     schema: Callable[[Any], str | None] | None = None
     baseline: Baseline | None = None  # the target's accepted differences (docs/baselines.md)
     cause_cap: int = 1  # findings reported per root cause (harness.corpus.cause)
+    #: The schema-derived switches recorded in every finding (harness/spec/verdict.py); None:
+    #: what this process's checks use ($AHP_SPEC_DIR for the published-schema checks).
+    verdict: VerdictSwitches | None = None
+    #: Lines emitted as `Notice`s right after `RunStarted` (e.g. which checks are off).
+    notices: tuple[str, ...] = ()
 
 
 @dataclass
@@ -179,6 +188,8 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         )
 
     emit(RunStarted(config.target_spec, config.profile.label, config.seed, config.budget_s, kinds))
+    for line in config.notices:
+        emit(Notice(line))
     if skipped:
         emit(Notice(f"the target announces kinds {', '.join(skipped)}: fuzzing {', '.join(kinds)} only"))
     heartbeat = _Heartbeat(config.heartbeat_s, lambda: bus.emit(progress()))
@@ -226,6 +237,9 @@ def _campaign_loop(
         make_model=lambda p: model if p == model.profile else Model(p, check_payloads=True, schema=config.schema),
     )
     bandit = Bandit(arms_for(kinds, lanes))  # time goes where new coverage still comes from
+    # Rationed probes (a target other than the model): each check earns one run per
+    # `probe_every` steps of the run, spent where it applies (engine/probes.py).
+    rations = ProbeRations(config.probe_every) if config.probe_every > 1 else None
     while True:
         if control.should_stop():
             assert control.reason is not None
@@ -252,6 +266,7 @@ def _campaign_loop(
                 baseline=config.baseline,
                 lanes=lanes,
                 arms=bandit.chunk_arms(arms_for(active, lanes)),
+                rations=rations,
             )
         )
         ran, new_pairs = Counter(recorder.arm_examples), Counter(recorder.arm_new_pairs)
@@ -484,7 +499,22 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int, record
         observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
         known_issue=inv.known_issue if inv else None,
         seed=config.seed,
-        extra={"chunk": chunk, **trace.extra,
+        extra={"chunk": chunk, **trace.extra, VERDICT_KEY: _switches(config).to_json(),
                **({"baseline": config.baseline.provenance()} if config.baseline is not None else {})},
         cause=cause,
     )
+
+
+def _switches(config: RunConfig) -> VerdictSwitches:
+    """What a finding's verdict depends on besides its trace (replay uses exactly this)."""
+    if config.verdict is not None:
+        return config.verdict
+    try:
+        spec = SpecDir.from_env()
+    except SpecDirError:
+        spec = None
+    published = spec_version(spec) if spec is not None and spec.schema_path("state").is_file() else None
+    # A payload schema of unknown version is recorded as off: every valid-lane step of the trace
+    # passed it, so a replay without it classifies the steps the same way.
+    payload = published if config.schema is not None else None
+    return VerdictSwitches(payload, published)

@@ -30,6 +30,7 @@ from . import generation
 from .arms import GROUP, Arm, Lane
 from .causes import SEVERITY_RANK, rejudger, violation_cause
 from .control import RunControl
+from .probes import ProbeRations
 from .stepper import Stepper, StepResult
 
 
@@ -106,6 +107,8 @@ class MachineConfig:
     lanes: tuple[Lane, ...] = ()
     #: The (kind, lane) arms of this chunk, repeated by weight; empty: every kind on lane 0.
     arms: tuple[Arm, ...] = ()
+    #: Run-wide probe rations (engine/probes.py); None: every probe every `probe_every` steps.
+    rations: ProbeRations | None = None
 
 
 def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
@@ -143,6 +146,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 target_is_model=config.target_is_model,
                 probe_every=config.probe_every,
                 baseline=config.baseline,
+                rations=config.rations,
             )
             return _Channel(stepper, Trace(kind, initial, profile=lane.profile.label, target=lane.target))
 

@@ -28,6 +28,7 @@ from harness.reference import MalformedAction, Model, Profile
 from harness.targets.base import Target, TargetCrashed, TargetError, TargetSession, TargetTimeout
 
 from .accepted import accepted_divergence, follows_from_accepted, judge
+from .probes import ProbeRations
 
 State = dict[str, Any]
 
@@ -74,6 +75,10 @@ class Stepper:
     #: Accepted differences of this target (docs/baselines.md): normalisations applied to the
     #: target's state before the checks, and violations reported as `known`.
     baseline: Baseline | None = None
+    #: Run-wide probe rations (engine/probes.py): with them, each probe check runs on the next
+    #: step it applies to once per `probe_every` steps of the run, instead of every probe on
+    #: every `probe_every`-th step of this sequence.
+    rations: ProbeRations | None = None
     steps_taken: int = 0
     reference: State = field(init=False)
 
@@ -146,7 +151,13 @@ class Stepper:
             session=session,
             chats=chats,
         )
-        violations = check_step(step, reducer=self._probe_reducer() if probes else None, probes=probes)
+        if self.rations is not None and not self.target_is_model:
+            violations = check_step(step, probes=False)
+            due = self.rations.due(self.kind, step.type)
+            if due:
+                violations += check_step(step, reducer=self._probe_reducer(), probes=True, only=due)
+        else:
+            violations = check_step(step, reducer=self._probe_reducer() if probes else None, probes=probes)
         if not self.target_is_model and any(v.severity == "known" for v in violations):
             violations = self._known_only_if_the_model_agrees(
                 violations, action, expected, now_ms, session, chats

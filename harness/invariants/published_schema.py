@@ -27,9 +27,11 @@ overwrote with extra result keys are INV-051's known issue (§11 item 12), not r
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final
@@ -167,10 +169,27 @@ def _load(path: str) -> PublishedSchemas | None:
     return PublishedSchemas.load(SpecDir(path))
 
 
+#: Set by `judged_with`: the spec folder to judge with (None: no judging), overriding the
+#: environment. Unset: `$AHP_SPEC_DIR`, as every process of a run can read it.
+_JUDGE_WITH: ContextVar[tuple[str | None]] = ContextVar("published_schema_judge_with")
+
+
+@contextlib.contextmanager
+def judged_with(spec: SpecDir | None) -> Iterator[None]:
+    """Judge steps with `spec`'s schemas (None: not at all) whatever `$AHP_SPEC_DIR` says —
+    replay uses the switches recorded in the finding (harness.spec.verdict)."""
+    token = _JUDGE_WITH.set((str(spec.path) if spec is not None else None,))
+    try:
+        yield
+    finally:
+        _JUDGE_WITH.reset(token)
+
+
 def schemas_for(step: Step) -> PublishedSchemas | None:
-    """The spec directory's validators when `$AHP_SPEC_DIR` names one whose released version
-    is the step's protocol version (None otherwise: the step is not judged)."""
-    path = os.environ.get(ENV_VAR)
+    """The spec directory's validators when `$AHP_SPEC_DIR` (or `judged_with`) names one whose
+    released version is the step's protocol version (None otherwise: the step is not judged)."""
+    chosen = _JUDGE_WITH.get(None)
+    path = chosen[0] if chosen is not None else os.environ.get(ENV_VAR)
     if not path:
         return None
     schemas = _load(path)

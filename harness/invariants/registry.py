@@ -18,8 +18,8 @@ from harness.spec.versions import Version, is_known_to, kind_of
 from . import annotations as annotation_checks
 from . import (
     attachments,
-    catalog,
     changeset,
+    chat_catalog,
     clock,
     core,
     dispatchability,
@@ -63,7 +63,7 @@ MODULES: tuple[ModuleType, ...] = (
     tool_calls,
     result_spread,
     pending,
-    catalog,
+    chat_catalog,
     working_directories,
     attachments,
     live,

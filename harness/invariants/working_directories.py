@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 from urllib.parse import unquote
 
-from ._json import fresh, same, short
+from ._json import at, fresh, same, short
 from .base import Reducer, Step, catalogue_entry, invariant
 
 KEY: Final = "workingDirectories"
@@ -88,12 +88,14 @@ def set_remove_inverse(step: Step, reducer: Reducer) -> Iterator[str]:
     if (before is not None and d in before) or (before is None and step.kind == "chat"):
         return
     undo = {"type": step.type.replace("Set", "Removed"), "directory": d}
-    back = _dirs(reducer(step.kind, fresh(step.after), undo, step.now_ms))
+    undone = reducer(step.kind, fresh(step.after), undo, step.now_ms)
+    back = _dirs(undone)
     if before is None:
         if back not in (None, []):
             yield f"Set({short(d)}) then Remove on an absent session list gave {short(back)}, want [] or absent"
     elif back != before:
-        yield f"Set({short(d)}) then Remove gave {short(back)}, want {short(before)}"
+        # the exact value (`<absent>`, `null`), the model's side first: the `label=value` form root causes read
+        yield f"Set({short(d)}) then Remove: {KEY}: want={short(before)} gave={short(at(undone, KEY))}"
 
 
 @invariant(

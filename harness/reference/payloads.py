@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from harness.spec import payload_shapes
+
 _T = tuple[str, ...]
 
 _ERROR = ("error.errorType", "error.message")
@@ -131,7 +133,13 @@ _CHECKS: Final = {t: _compile(p) for t, p in REQUIRED.items()}
 
 
 def problem(action: Mapping[str, Any]) -> str | None:
-    """Why `action` (a known type, an object) lacks a field its schema requires, or None."""
+    """Why `action` (a known type, an object) lacks a field its schema requires, or None: the
+    first level (`REQUIRED`, with its type checks of parents), then every depth and the union
+    variants (`harness.spec.payload_shapes`)."""
+    return _first_level(action) or payload_shapes.problem(action)
+
+
+def _first_level(action: Mapping[str, Any]) -> str | None:
     checks = _CHECKS.get(action.get("type"))  # type: ignore[arg-type]
     if not checks:
         return None

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.invariants.catalogue import as_dict
+from harness.invariants.listing import as_dict
 from harness.invariants.registry import REGISTRY
 
 from .html_commands import run_origin

@@ -10,7 +10,9 @@ optional key is `null` is the same action as one without it.
 `required_paths(schema)` derives, from the schema, the required fields of each action payload
 down to one level of nesting (`request.id`, `turns[].message`): the facts the reference model's
 own structural check (`harness.reference.payloads.REQUIRED`) must agree with. A test keeps the
-two equal.
+two equal. `payload_shapes(schema)` derives the same at every depth, with the union variants
+and the constants that tell them apart: what `harness.spec.payload_shapes` states without a
+spec folder (a test keeps those equal too).
 """
 
 from __future__ import annotations
@@ -147,4 +149,171 @@ def required_paths(doc: Mapping[str, Any]) -> dict[str, frozenset[str]]:
                     nested, fmt = required_of(prop), f"{name}.{{}}"
                 paths |= {fmt.format(f) for f in nested or ()}
         out[t] = frozenset(paths)
+    return out
+
+
+# -- nested required keys and variants, derived ---------------------------------------------------
+
+
+def payload_shapes(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The structure facts of an actions schema document, at every depth: what
+    `harness.spec.payload_shapes` states by hand (`SHAPES`, `ACTIONS`), derived for comparison.
+
+    Returns (shapes, action type -> shape name). A shape is a `Shape` (required keys, constant
+    keys of a union member, nested fields, union members, map values); a field or a list of a
+    shape is spelled `Name`, `Name[]`, `Name[N]` (at least N items) or `Name{}` (an object's
+    values). Only what can make a payload invalid by a key's *absence* is kept: shapes without a
+    required key, a constant, a minimum list length or such a shape below them are dropped, and
+    so is a union any object satisfies. Types are not recorded (generators emit the right
+    types; the trace shrinker only deletes keys and list items).
+    """
+    from .payload_shapes import Shape
+
+    defs = doc.get("$defs", {})
+    shapes: dict[str, Shape] = {}
+    done: dict[str, str | None] = {}
+    on_stack: set[str] = set()
+
+    def ref_of(node: Any, name: str, member: bool = False) -> str | None:
+        if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            target = node["$ref"].rsplit("/", 1)[-1]
+            if target in done:
+                return done[target]
+            if target in on_stack:
+                return target  # recursive: assume it has facts (pruned below if not)
+            on_stack.add(target)
+            done[target] = ref_of(defs.get(target), target, member)
+            on_stack.discard(target)
+            return done[target]
+        if not isinstance(node, dict):
+            return None
+        union = node.get("oneOf", node.get("anyOf"))
+        if isinstance(union, list):
+            variants: list[str] = []
+            for i, m in enumerate(union):
+                r = _resolve_ref(m, defs)
+                if not _is_object(r):
+                    continue  # a string | {...} union: only objects are judged
+                v = ref_of(m, f"{name}|{i}", member=True)
+                if v is None:
+                    return None  # a member any object satisfies: the union says nothing
+                variants.append(v)
+            if not variants:
+                return None
+            shapes[name] = Shape(variants=tuple(variants))
+            return name
+        if node.get("type") == "array" or "items" in node:
+            item = ref_of(node.get("items"), f"{name}[]")
+            least = node.get("minItems", 0)
+            if item is None and not least:
+                return None
+            return f"{item or ''}[{least or ''}]"
+        if not _is_object(node):
+            return None
+        props = node.get("properties", {})
+        fields = {}
+        for k in sorted(props):
+            c = ref_of(props[k], f"{name}.{k}")
+            if c is not None:
+                fields[k] = c
+        consts = {k: c for k, c in ((k, _const(p)) for k, p in sorted(props.items())) if member and c is not None}
+        extra = node.get("additionalProperties")
+        values = ref_of(extra, f"{name}{{}}") if isinstance(extra, dict) and extra else None
+        required = tuple(sorted(node.get("required", [])))
+        if not (required or fields or consts or values):
+            return None
+        shapes[name] = Shape(required, fields, consts, (), values)
+        return name
+
+    actions: dict[str, str] = {}
+    for name, d in defs.items():
+        t = _type_const(d)
+        if t is None:
+            continue
+        r = ref_of({"$ref": f"#/$defs/{name}"}, name)
+        if r is not None:
+            actions[t] = r
+            s = shapes[r]  # the action's own `type` is how it was found: not a fact to check
+            shapes[r] = s._replace(required=tuple(k for k in s.required if k != "type"))
+    # A union of the variants of one type (chat/toolCallConfirmed approved / denied).
+    by_type: dict[str, list[str]] = {}
+    for name, d in defs.items():
+        t = _type_const(d)
+        if t is not None and done.get(name) is not None:
+            by_type.setdefault(t, []).append(name)
+    for t, names in by_type.items():
+        if len(names) > 1:
+            union = "|".join(sorted(names))
+            for n in names:  # each variant's `type` const is its discriminator too
+                s = shapes[n]
+                shapes[n] = s._replace(consts={**s.consts, **_member_consts(defs[n])})
+            shapes[union] = Shape(variants=tuple(sorted(names)))
+            actions[t] = union
+    return _reachable(_prune(shapes), actions), actions
+
+
+def _prune(shapes: dict[str, Any]) -> dict[str, Any]:
+    """Drop references to shapes that turned out to have no facts (recursive placeholders)."""
+    from .payload_shapes import shape_name
+
+    def keep(ref: str | None) -> bool:
+        return ref is not None and (shape_name(ref) in shapes or (shape_name(ref) == "" and ref != "[]"))
+
+    out = {}
+    for n, s in shapes.items():
+        out[n] = s._replace(
+            fields={k: r for k, r in s.fields.items() if keep(r)},
+            variants=s.variants,
+            values=s.values if keep(s.values) else None,
+        )
+    return out
+
+
+def _member_consts(d: Mapping[str, Any]) -> dict[str, Any]:
+    props = d.get("properties", {})
+    return {k: c for k, c in ((k, _const(p)) for k, p in sorted(props.items())) if k != "type" and c is not None}
+
+
+def _const(p: Any) -> Any:
+    """A property's constant; a tuple of the allowed values for `enum` or a union of constants
+    (`{"oneOf": [{"const": "number"}, {"const": "integer"}]}`); None when it has none."""
+    if not isinstance(p, dict):
+        return None
+    if "const" in p:
+        return p["const"]
+    if isinstance(p.get("enum"), list):
+        return tuple(p["enum"])
+    union = p.get("oneOf", p.get("anyOf"))
+    if isinstance(union, list) and union and all(isinstance(m, dict) and "const" in m for m in union):
+        return tuple(m["const"] for m in union)
+    return None
+
+
+def _resolve_ref(node: Any, defs: Mapping[str, Any]) -> Any:
+    seen = 0
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and seen < 32:
+        node = defs.get(node["$ref"].rsplit("/", 1)[-1])
+        seen += 1
+    return node
+
+
+def _is_object(node: Any) -> bool:
+    return isinstance(node, dict) and (
+        node.get("type") == "object" or "properties" in node or "oneOf" in node or "anyOf" in node
+    )
+
+
+def _reachable(shapes: dict[str, Any], actions: Mapping[str, str]) -> dict[str, Any]:
+    """The shapes reachable from the action shapes, with references to dropped shapes removed."""
+    from .payload_shapes import shape_name
+
+    out: dict[str, Any] = {}
+    todo = list(actions.values())
+    while todo:
+        n = todo.pop()
+        if n in out or n not in shapes:
+            continue
+        out[n] = shapes[n]
+        s = shapes[n]
+        todo += [shape_name(r) for r in (*s.fields.values(), *s.variants, s.values or "")]
     return out

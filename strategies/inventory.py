@@ -1,6 +1,6 @@
-"""The strategy catalogue: every public strategy, what it targets, and how to check it.
+"""The strategy inventory: every public strategy, what it targets, and how to check it.
 
-`ahp-fuzz strategies` prints this table; `tests/test_strategies_catalog.py` iterates over it.
+`ahp-fuzz strategies` prints this table; `tests/test_strategies_inventory.py` iterates over it.
 An entry says what its examples must satisfy:
 
 * a **valid** entry lists the schema definitions its examples validate against
@@ -331,7 +331,7 @@ def _scenario_claim(x: seq.MultirootScenario, _: SchemaSet | None) -> bool:
     return all(a["type"].startswith("session/workingDirectory") for a in actions)
 
 
-# --- the catalogue -------------------------------------------------------------------------------
+# --- the inventory -------------------------------------------------------------------------------
 
 
 def _entries() -> list[Entry]:
@@ -671,5 +671,5 @@ def _entries() -> list[Entry]:
     return e
 
 
-CATALOG: tuple[Entry, ...] = tuple(_entries())
-BY_NAME: Mapping[str, Entry] = MappingProxyType({x.name: x for x in CATALOG})
+INVENTORY: tuple[Entry, ...] = tuple(_entries())
+BY_NAME: Mapping[str, Entry] = MappingProxyType({x.name: x for x in INVENTORY})

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 
 from harness.reference import reduce
 from harness.spec.specdir import SpecDir
-from strategies.catalog import CATALOG, Entry
+from strategies.inventory import INVENTORY, Entry
 from strategies.schema import SchemaSet
 
 #: Examples per entry in the default tier, by the entry's relative cost.
@@ -27,7 +27,7 @@ _SUPPRESS = [
     HealthCheck.large_base_example,
 ]
 
-GENERATED = [e for e in CATALOG if e.name != "schema.strategy(<definition>)"]
+GENERATED = [e for e in INVENTORY if e.name != "schema.strategy(<definition>)"]
 
 
 @pytest.fixture(scope="module")
@@ -101,20 +101,20 @@ def test_strategy_produces_what_it_claims_long(
 
 
 def test_catalog_names_are_unique_and_described() -> None:
-    names = [e.name for e in CATALOG]
+    names = [e.name for e in INVENTORY]
     assert len(names) == len(set(names))
-    for e in CATALOG:
+    for e in INVENTORY:
         assert e.targets.strip(), e.name
         assert e.nature in ("valid", "adversarial")
         if e.nature == "adversarial":
             assert e.claim is not None, f"{e.name}: an adversarial strategy must state a claim"
-    assert {e.nature for e in CATALOG} == {"valid", "adversarial"}
+    assert {e.nature for e in INVENTORY} == {"valid", "adversarial"}
 
 
 def test_catalog_covers_every_state_kind_and_action_family() -> None:
     from harness.spec.versions import KINDS
 
-    names = {e.name for e in CATALOG}
+    names = {e.name for e in INVENTORY}
     for kind in KINDS:
         assert f"states.{kind}" in names
         assert f"actions.actions_for({kind})" in names

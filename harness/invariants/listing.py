@@ -1,4 +1,4 @@
-"""The catalogue as data: rows for the `invariants` command, its JSON output and the docs page."""
+"""The invariant list as data: rows for the `invariants` command, its JSON output and the docs page."""
 
 from __future__ import annotations
 

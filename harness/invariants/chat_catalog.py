@@ -1,4 +1,4 @@
-"""D. Session catalog, keyed collections and idempotence (INVARIANTS.md INV-025…028)."""
+"""D. The session's chat catalog, keyed collections and idempotence (INVARIANTS.md INV-025…028)."""
 
 from __future__ import annotations
 
