@@ -67,6 +67,8 @@ from .machine import FindingFailure, MachineConfig, Recorder, build_machine
 from .shrink import TraceShrinker
 from .stepper import TARGET_TIMEOUT
 
+#: The ways a run draws its steps (RunConfig.lane; docs/lanes.md).
+LANES: tuple[str, ...] = ("fast", "hypothesis")
 #: Chat first: Hypothesis shrinks a sampled kind towards the first entry.
 DEFAULT_KINDS: tuple[str, ...] = ("chat", "session", "terminal", "changeset", "annotations", "root", "resourceWatch")
 
@@ -104,6 +106,9 @@ class RunConfig:
     schema: Callable[[Any], str | None] | None = None
     baseline: Baseline | None = None  # the target's accepted differences (docs/baselines.md)
     cause_cap: int = 1  # findings reported per root-cause signature (harness.corpus.cause)
+    #: "hypothesis": every step a Hypothesis draw (engine/machine.py); "fast": pools filled by
+    #: Hypothesis, steps mutated from them with a seeded PRNG (engine/fast.py, docs/lanes.md).
+    lane: str = "hypothesis"
 
 
 @dataclass
@@ -118,6 +123,7 @@ class RunSummary:
     status: str = "finished"  # "finished" | "interrupted" | "error"
     kinds: tuple[str, ...] = ()  # the kinds fuzzed (after the target's announcement)
     target_unusable: str | None = None  # the target could not be (re)started mid-run
+    extra: dict[str, Any] = field(default_factory=dict)  # lane statistics for report.json
 
 
 def chunk_seed(run_seed: int, chunk: int) -> int:
@@ -126,6 +132,8 @@ def chunk_seed(run_seed: int, chunk: int) -> int:
 
 
 def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
+    if config.lane not in LANES:
+        raise ValueError(f"unknown lane {config.lane!r} (want one of {', '.join(LANES)})")
     for k in config.kinds:
         if k not in KINDS:
             raise ValueError(f"unknown state kind {k!r} (want one of {', '.join(KINDS)})")
@@ -174,7 +182,10 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         config.target.run_limit = control  # an adapter never waits past the deadline
     try:
         heartbeat.start()
-        _campaign_loop(config, control, recorder, guarded, summary, kinds, model, database, emit)
+        loop = _campaign_loop
+        if config.lane == "fast":
+            from .fast import run_fast as loop
+        loop(config, control, recorder, guarded, summary, kinds, model, database, emit)
     except RunStopped as e:
         summary.stopped_because = e.reason
         summary.status = "interrupted" if e.interrupted else "finished"
@@ -359,7 +370,8 @@ def _finish(
     summary.elapsed_s = control.elapsed()
     summary.examples, summary.steps = recorder.examples, recorder.steps
     coverage = {t: {"sent": n, "changed": recorder.changed[t]} for t, n in sorted(recorder.sent.items())}
-    extra: dict[str, Any] = {"chunks": summary.chunks, "seed": config.seed, "kindsFuzzed": list(summary.kinds)}
+    extra: dict[str, Any] = {"chunks": summary.chunks, "seed": config.seed, "kindsFuzzed": list(summary.kinds),
+                             "lane": config.lane, **summary.extra}
     if summary.target_unusable:
         extra["targetUnusable"] = summary.target_unusable
     finished = RunFinished(
