@@ -69,6 +69,9 @@ from .stepper import TARGET_TIMEOUT
 
 #: The ways a run draws its steps (RunConfig.lane; docs/lanes.md).
 LANES: tuple[str, ...] = ("fast", "hypothesis")
+#: The command line's default: the lane that found more per CPU-minute on bench/bench_engine.py
+#: (bench/results/engine.md, "Lanes"). `RunConfig` itself defaults to the Hypothesis lane.
+DEFAULT_LANE = "fast"
 #: Chat first: Hypothesis shrinks a sampled kind towards the first entry.
 DEFAULT_KINDS: tuple[str, ...] = ("chat", "session", "terminal", "changeset", "annotations", "root", "resourceWatch")
 

@@ -27,6 +27,7 @@ fill; the clock only decides when the run stops.
 
 from __future__ import annotations
 
+import pickle
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -38,6 +39,7 @@ from hypothesis import strategies as st
 
 from harness.corpus.cause import root_cause
 from harness.corpus.finding import TraceStep
+from harness.invariants._json import COPY_STATS
 from harness.reference import MalformedAction, Model
 from harness.targets.base import TargetSetupError
 from strategies.uris import UriClass, make_variant
@@ -50,9 +52,10 @@ from .stepper import TARGET_TIMEOUT, Stepper
 #: Seed traces drawn per fill of an arm, and their length (actions per channel group).
 FILL_TRACES: Final = 2
 SEED_STEPS: Final = 20
+FIRST_FILL_TRACES: Final = 1  # an arm's first fill: small, so that every arm starts soon
 #: Executions of an arm between two fills (so ~1 in this many traces costs Hypothesis draws).
 REFILL_EVERY: Final = 64
-ADVERSARIAL_FILL: Final = 24
+ADVERSARIAL_FILL: Final = 12
 CORPUS_CAP: Final = 64  # traces kept per arm (seeds and new-coverage traces)
 FIELD_MUTATION: Final = 0.2  # chance that a step's action gets one field mutation
 BOUNDARY_NUMBERS: Final = (2**31 - 1, 2**31, 2**32, 2**32 - 1, 2**53, 2**53 + 1, -1, 0, 1)
@@ -322,7 +325,7 @@ class FastLane:
         kind, lane_index = arm
         lane = self.lanes[lane_index]
         fill_seed = self.rng.getrandbits(64)
-        entries = fill(seed_traces(kind, lane), FILL_TRACES, fill_seed)
+        entries = fill(seed_traces(kind, lane), FILL_TRACES if pool.fills else FIRST_FILL_TRACES, fill_seed)
         for e in entries:
             for ch, action, _ in e.steps:
                 self.mutator.learn(action)
@@ -549,7 +552,7 @@ def run_fast(
     from .campaign import chunk_seed
 
     active = list(kinds)
-    schema = _IdentityCache(config.schema) if config.schema is not None else None
+    schema = _VerdictCache(config.schema) if config.schema is not None else None
     lanes = lanes_for(
         guarded, target_is_model=config.target_is_model, profile=config.profile, profiles=config.profiles,
         make_model=lambda p: Model(p, check_payloads=True, schema=schema),
@@ -558,12 +561,15 @@ def run_fast(
     failures: list[FindingFailure] = []
     fast = FastLane(config=config, lanes=lanes, recorder=recorder, on_failure=failures.append,
                     run_seed=chunk_seed(config.seed, -1), control=control)
+    copies = COPY_STATS.to_json()
     try:
         _fast_chunks(config, control, recorder, summary, active, lanes, bandit, fast, failures, emit)
     finally:
         summary.extra["fastLane"] = fast.stats.to_json()
+        summary.extra["fastLane"]["probeEvery"] = config.probe_every
+        summary.extra["probeCopies"] = {k: v - copies[k] for k, v in COPY_STATS.to_json().items()}
         if schema is not None:
-            summary.extra["fastLane"]["schemaChecks"] = {"calls": schema.calls, "cachedByIdentity": schema.hits}
+            summary.extra["fastLane"]["schemaChecks"] = {"calls": schema.calls, "cachedByContent": schema.hits}
 
 
 def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, active: list[str],
@@ -622,27 +628,31 @@ def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, ac
                       sum(summary.known_counts.values()), summary.chunks))
 
 
-class _IdentityCache:
-    """A payload check cached by the action's identity: the lane asks whether an action is
-    valid, then the model asks again inside `reduce` for the same object, and pooled actions
-    come back many times. Actions are never changed in place here (a mutation builds a new
-    object); the cache keeps each action alive, so an id is never reused while cached."""
+class _VerdictCache:
+    """The payload check cached by the action's content. The lane asks whether an action is
+    valid, the model asks again inside `reduce`, and every probe check re-reduces a fresh copy
+    of the same action: one validation per distinct action instead of a dozen. The key is the
+    action's pickle (exact: same keys in the same order, same types), a few microseconds where
+    a validation costs tens; the check is a pure function of the content."""
 
     def __init__(self, check: Callable[[Any], str | None], size: int = 8_192) -> None:
         self.check = check
         self.size = size
-        self.cache: dict[int, tuple[Any, str | None]] = {}
+        self.cache: dict[bytes, str | None] = {}
         self.hits = 0
         self.calls = 0
 
     def __call__(self, action: Any) -> str | None:
         self.calls += 1
-        hit = self.cache.get(id(action))
-        if hit is not None and hit[0] is action:
+        try:
+            key = pickle.dumps(action, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # not plain data: check it every time
+            return self.check(action)
+        if key in self.cache:
             self.hits += 1
-            return hit[1]
+            return self.cache[key]
         verdict = self.check(action)
         if len(self.cache) >= self.size:
             self.cache.clear()
-        self.cache[id(action)] = (action, verdict)
+        self.cache[key] = verdict
         return verdict
