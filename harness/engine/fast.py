@@ -41,7 +41,9 @@ from harness.corpus.cause import root_cause
 from harness.corpus.finding import TraceStep
 from harness.invariants._json import COPY_STATS
 from harness.reference import MalformedAction, Model
+from harness.spec.versions import is_known_to
 from harness.targets.base import TargetSetupError
+from strategies.actions import BUILDERS, ActionContext
 from strategies.uris import UriClass, make_variant
 
 from . import generation
@@ -58,6 +60,13 @@ REFILL_EVERY: Final = 64
 ADVERSARIAL_FILL: Final = 12
 CORPUS_CAP: Final = 64  # traces kept per arm (seeds and new-coverage traces)
 FIELD_MUTATION: Final = 0.2  # chance that a step's action gets one field mutation
+RETARGET: Final = 0.3  # chance that a step's id fields are set to ids of the current state
+#: A step chosen at run time (`PICK`): its type by the strategies' applicability weights for the
+#: current state, its payload from the type's pool (ids retargeted); a type with no pooled
+#: action yet, and now and then any type, gets a few drawn by Hypothesis for this very state.
+PICK: Final = None
+TYPE_FILL: Final = 3
+TYPE_REFRESH: Final = 0.02
 BOUNDARY_NUMBERS: Final = (2**31 - 1, 2**31, 2**32, 2**32 - 1, 2**53, 2**53 + 1, -1, 0, 1)
 EMPTIES: Final = ("<absent>", None, [], {})
 _ABSENT: Final = "<absent>"
@@ -96,12 +105,14 @@ class FastStats:
     field_mutations: Counter[str] = field(default_factory=Counter)
     probes_from_mutation: int = 0
     corpus_additions: int = 0
+    type_fills: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "fills": self.fills, "seedTraces": self.seed_traces, "mutatedTraces": self.mutated_traces,
             "fieldMutations": dict(sorted(self.field_mutations.items())),
             "mutatedActionsProbed": self.probes_from_mutation, "corpusAdditions": self.corpus_additions,
+            "typeFills": self.type_fills,
         }
 
 
@@ -194,6 +205,19 @@ def _set(value: Any, path: Path, new: Any) -> Any:
     return items
 
 
+def _at(value: Any, path: Path) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+def _empty(value: Any) -> bool:
+    """`[]`, `{}`, or an object whose every value is null (absent == null)."""
+    if isinstance(value, dict):
+        return all(v is None for v in value.values())
+    return isinstance(value, list) and not value
+
+
 def _is_id_key(key: Any) -> bool:
     return isinstance(key, str) and (key == "id" or key.endswith(("Id", "Uri", "uri")) or key in _ID_KEYS)
 
@@ -231,6 +255,41 @@ def _item_key(item: Any) -> Any:
     return None
 
 
+def ids_by_key(state: Any) -> dict[str, list[Any]]:
+    """Values a state holds per id key name, also under the name an action uses for them:
+    the `id` of an object under `turns` / `activeTurn` is also a `turnId`, under
+    `queuedMessages` a `queuedMessageId`, under `request` a `requestId`, and so on."""
+    out: dict[str, list[Any]] = {}
+
+    def walk(v: Any, parent: str) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k == "id" and isinstance(x, str):
+                    for name in _id_names(parent):
+                        out.setdefault(name, []).append(x)
+                elif _is_id_key(k) and isinstance(x, str):
+                    out.setdefault(k, []).append(x)
+                else:
+                    walk(x, k)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x, parent)
+
+    walk(state, "")
+    return out
+
+
+def _family(value: str) -> str:
+    """`tc12` -> `tc`, `ahp-chat:/c3` -> `ahp-chat:/c`: an id without its trailing number."""
+    return value.rstrip("0123456789-_")
+
+
+def _id_names(parent: str) -> tuple[str, ...]:
+    base = parent[6].lower() + parent[7:] if parent.startswith("active") and len(parent) > 6 else parent
+    singular = base[:-1] if base.endswith("s") else base
+    return tuple(dict.fromkeys(("id", f"{singular}Id", f"{base}Id")))
+
+
 class Mutator:
     """Structured field mutations of one JSON action, drawn from a seeded PRNG."""
 
@@ -247,6 +306,27 @@ class Mutator:
                 if v not in seen and len(seen) < 32:
                     seen.append(v)
 
+    def retarget(self, action: Any, state: Any) -> Any:
+        """`action` with each top-level id field set to a value the state holds under that
+        name (the cheap analogue of a state-aware draw: a spliced or inserted action names
+        what is in this state). The same JSON types: a valid action stays valid."""
+        if not isinstance(action, dict):
+            return action
+        ids = ids_by_key(state)
+        out = action
+        for k, v in action.items():
+            if isinstance(v, str) and k in ids and k != "type":
+                # Same family first: ids come from small pools (m1…, t1…, tc1…, r1…), so an
+                # `id` naming a message is replaced by a message id of this state.
+                family = [x for x in ids[k] if isinstance(x, str) and _family(x) == _family(v)]
+                new = self.rng.choice(family or ids[k])
+                if new != v:
+                    out = {**out, k: new} if out is action else out
+                    out[k] = new
+        if out is not action:
+            self.stats.field_mutations["ids retargeted"] += 1
+        return out
+
     def mutate(self, action: Any, state: Any) -> tuple[Any, str | None]:
         """`action` with one field changed, and the kind of change (None: unchanged)."""
         leaves = list(_leaves(action))
@@ -256,8 +336,11 @@ class Mutator:
         op, new = self._new_value(path, value, state)
         if op is None:
             return action, None
+        out = _set(action, path, new)
+        if (new == _ABSENT or new is None) and len(path) > 1 and _empty(_at(out, path[:-1])):
+            op = EMPTY_CONTAINER  # the last entry removed: the container is empty now
         self.stats.field_mutations[op] += 1
-        return _set(action, path, new), op
+        return out, op
 
     def _new_value(self, path: Path, value: Any, state: Any) -> tuple[str | None, Any]:
         rng, key = self.rng, path[-1]
@@ -268,7 +351,10 @@ class Mutator:
                 return "id from state", rng.choice(ids)
         if isinstance(value, str) and ":" in value and roll < 0.6:
             classes = [c for c in UriClass if c is not UriClass.SAME]
-            v = make_variant(value, rng.choice(classes), rng.randrange(8))
+            try:
+                v = make_variant(value, rng.choice(classes), rng.randrange(8))
+            except (IndexError, ValueError):  # strategies/uris.py: _scheme_case on a one-letter scheme
+                v = None
             if v is not None:
                 return "uri spelling", v.variant
         if isinstance(value, int | float) and not isinstance(value, bool) and roll < 0.7:
@@ -312,6 +398,7 @@ class FastLane:
         self.mutator = Mutator(self.rng, self.stats)
         self.pools: dict[Arm, ArmPool] = {}
         self.valid_cache: dict[int, tuple[Any, bool]] = {}  # id(action) -> (action, schema-valid)
+        self.types: dict[tuple[str, str], tuple[str, ...]] = {}
 
     # pools ------------------------------------------------------------------------------------
 
@@ -376,13 +463,10 @@ class FastLane:
             if len(other.channels) != len(parent.channels) or not other.steps:
                 return steps
             return steps[: rng.randint(0, n)] + other.steps[rng.randrange(len(other.steps)):]
-        if op < 0.55 and pool.by_type:  # insert an action of a type from the pools
-            t = rng.choice(sorted(pool.by_type))
-            ch, action = rng.choice(pool.by_type[t])
-            if ch >= len(parent.channels):
-                ch = 0
+        if op < 0.55:  # insert steps chosen at run time for the state they meet (PICK)
             at = rng.randint(0, n)
-            return [*steps[:at], (ch, action, False), *steps[at:]]
+            picks = [(rng.randrange(len(parent.channels)), PICK, False) for _ in range(rng.randint(1, 4))]
+            return [*steps[:at], *picks, *steps[at:]]
         if n == 0:
             return steps
         i = rng.randrange(n)
@@ -407,6 +491,37 @@ class FastLane:
         sent = self._execute(arm, entry, mutated, pool)
         if sent is not None and mutated:
             self._add(pool, sent)
+
+    def _pick(self, pool: ArmPool, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> Any:
+        """An action for channel `ch` in its current state: the type weighted as the
+        strategies weight it (`HOT` when the state holds what the guard needs), the payload
+        from the type's pool, or drawn for this state when the pool has none."""
+        stepper = channels[ch][0]
+        kind, state = stepper.kind, stepper.reference
+        dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
+        ctx = ActionContext(profile=lane.profile, session_directories=dirs)
+        table = BUILDERS[kind]
+        types = self._types(kind, lane)
+        offers = [(t, *table[t](state, ctx)) for t in types]
+        offers = [o for o in offers if o[1] > 0]
+        t, _, make = self.rng.choices(offers, weights=[w for _, w, _ in offers])[0]
+        slot = pool.by_type.setdefault(t, [])
+        if not slot or self.rng.random() < TYPE_REFRESH:
+            drawn = fill(make(), TYPE_FILL, self.rng.getrandbits(64))
+            self.stats.type_fills += 1
+            for a in drawn:
+                self.mutator.learn(a)
+                slot.append((ch, a)) if len(slot) < 64 else slot.__setitem__(self.rng.randrange(64), (ch, a))
+            if drawn:
+                return drawn[0]
+        return self.rng.choice(slot)[1]
+
+    def _types(self, kind: str, lane: Lane) -> tuple[str, ...]:
+        key = (kind, lane.profile.label)
+        types = self.types.get(key)
+        if types is None:
+            types = self.types[key] = tuple(t for t in BUILDERS[kind] if is_known_to(t, lane.profile.version))
+        return types
 
     def _valid(self, model: Model, kind: str, action: Any) -> bool:
         """Schema-valid for the valid lane? Cached by the action's identity (pooled actions
@@ -451,7 +566,13 @@ class FastLane:
                     adv = pool.adversarial.get(k)
                     if adv:
                         probe, action = True, rng.choice(adv)
-                pooled, op = action, None
+                if action is PICK:
+                    action = self._pick(pool, lane, channels, ch)
+                    if rng.random() < 0.5:
+                        action = self.mutator.retarget(action, stepper.reference)
+                elif mutated and not probe and rng.random() < RETARGET:
+                    action = self.mutator.retarget(action, stepper.reference)
+                pooled, op = action, None  # retargeted: the same JSON types, valid by construction
                 if mutated and rng.random() < FIELD_MUTATION:
                     action, op = self.mutator.mutate(action, stepper.reference)
                 now += rng.randrange(5_001) if rng.random() < 0.9 else 0
