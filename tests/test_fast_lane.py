@@ -150,11 +150,11 @@ def test_ids_by_key_names_ids_as_actions_do() -> None:
 
 
 def test_fast_lane_finds_a_seeded_defect_and_the_finding_replays() -> None:
-    name = "queue_emptied_to_list"
+    name = "directory_set_duplicates"
     kind, profile_name, _ = mutants.MUTANTS[name]
     profile = Profile.named(profile_name)
     broken = ReferenceTarget(profile, model=getattr(mutants, name)(profile))
-    summary = _run(1, kinds=(kind,), target=broken, chunks=40, max_findings=1)
+    summary = _run(1, kinds=(kind,), target=broken, chunks=10, max_findings=1)
     assert len(summary.findings) == 1, summary.stopped_because
     finding = summary.findings[0]
     assert finding.extra["lane"] == "fast" and "shrink" in finding.extra

@@ -458,12 +458,15 @@ class FastLane:
     def _restructure(self, pool: ArmPool, parent: Entry, steps: list[tuple[int, Any, bool]]) -> list[tuple[int, Any, bool]]:
         rng, n = self.rng, len(steps)
         op = rng.random()
-        if op < 0.25:  # splice with another trace of the arm (same channels when possible)
+        if op < 0.2:  # keep a prefix, then steps chosen at run time (a state-aware tail)
+            picks = [(rng.randrange(len(parent.channels)), PICK, False) for _ in range(rng.randint(4, 16))]
+            return steps[: rng.randint(0, n)] + picks
+        if op < 0.35:  # splice with another trace of the arm (same channels when possible)
             other = rng.choice(pool.corpus)
             if len(other.channels) != len(parent.channels) or not other.steps:
                 return steps
             return steps[: rng.randint(0, n)] + other.steps[rng.randrange(len(other.steps)):]
-        if op < 0.55:  # insert steps chosen at run time for the state they meet (PICK)
+        if op < 0.6:  # insert steps chosen at run time for the state they meet (PICK)
             at = rng.randint(0, n)
             picks = [(rng.randrange(len(parent.channels)), PICK, False) for _ in range(rng.randint(1, 4))]
             return [*steps[:at], *picks, *steps[at:]]
@@ -567,9 +570,7 @@ class FastLane:
                     if adv:
                         probe, action = True, rng.choice(adv)
                 if action is PICK:
-                    action = self._pick(pool, lane, channels, ch)
-                    if rng.random() < 0.5:
-                        action = self.mutator.retarget(action, stepper.reference)
+                    action = self.mutator.retarget(self._pick(pool, lane, channels, ch), stepper.reference)
                 elif mutated and not probe and rng.random() < RETARGET:
                     action = self.mutator.retarget(action, stepper.reference)
                 pooled, op = action, None  # retargeted: the same JSON types, valid by construction
