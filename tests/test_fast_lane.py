@@ -187,3 +187,31 @@ def test_lane_options(tmp_path: Path) -> None:
     for command in ("run", "campaign"):
         args = build_parser().parse_args([command, "--minutes", "1"] if command == "campaign" else [command])
         assert args.lane == DEFAULT_LANE
+
+
+def test_a_bug_in_the_fast_lane_exits_3_with_a_finished_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    def broken(self: Any, arm: Any) -> None:
+        raise RuntimeError("boom: a bug in the fast lane")
+
+    monkeypatch.setattr(fast.FastLane, "run_arm", broken)
+    out = tmp_path / "out"
+    assert main(["run", "--out", str(out), "--budget", "5s", "--kinds", "terminal"]) == 3
+    assert "boom: a bug in the fast lane" in capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "error" and report["lane"] == "fast"
+
+
+def test_a_fill_stops_at_the_deadline() -> None:
+    lane = fast.Lane(P, fast.Model(P, check_payloads=True), ReferenceTarget(P))
+    calls = {"n": 0}
+
+    def stop_after_three() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 3
+
+    (entry,) = fast.fill(fast.seed_traces("chat", lane, 20, stop_after_three), 1, 7)
+    assert len(entry.steps) == 3

@@ -140,9 +140,11 @@ def _fold(model: Model, kind: str, state: dict[str, Any], action: Any, now: int)
 
 
 @st.composite
-def seed_traces(draw: st.DrawFn, kind: str, lane: Lane, steps: int = SEED_STEPS) -> Entry:
+def seed_traces(draw: st.DrawFn, kind: str, lane: Lane, steps: int = SEED_STEPS,
+                should_stop: Callable[[], bool] | None = None) -> Entry:
     """A valid start state (or a session with its chats) and state-aware actions folded
-    through the lane's model: the raw material the fast lane mutates."""
+    through the lane's model: the raw material the fast lane mutates. `should_stop` (the
+    run's deadline or a signal) cuts the trace short, so a fill never outlasts the budget."""
     profile, model = lane.profile, lane.model
     if kind == GROUP:
         group = draw(generation.channel_groups(profile))
@@ -153,6 +155,8 @@ def seed_traces(draw: st.DrawFn, kind: str, lane: Lane, steps: int = SEED_STEPS)
     states = [s for _, s in channels]
     out: list[tuple[int, Any, bool]] = []
     for i in range(steps):
+        if should_stop is not None and should_stop():
+            break
         ch = draw(st.integers(0, len(channels) - 1)) if len(channels) > 1 else 0
         k = channels[ch][0]
         dirs = _dirs(states[0]) if ch > 0 and k == "chat" else None
@@ -412,7 +416,9 @@ class FastLane:
         kind, lane_index = arm
         lane = self.lanes[lane_index]
         fill_seed = self.rng.getrandbits(64)
-        entries = fill(seed_traces(kind, lane), FILL_TRACES if pool.fills else FIRST_FILL_TRACES, fill_seed)
+        stop = self.control.should_stop if self.control is not None else None
+        entries = fill(seed_traces(kind, lane, SEED_STEPS, stop), FILL_TRACES if pool.fills else FIRST_FILL_TRACES,
+                       fill_seed)
         for e in entries:
             for ch, action, _ in e.steps:
                 self.mutator.learn(action)
