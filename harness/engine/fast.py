@@ -678,6 +678,7 @@ def run_fast(
     """`run_campaign`'s loop for `lane="fast"`: the same arms, bandit, findings, progress and
     stopping rules as the Hypothesis lane's `_campaign_loop`."""
     from .campaign import chunk_seed
+    from .events import Notice
 
     active = list(kinds)
     schema = _VerdictCache(config.schema) if config.schema is not None else None
@@ -690,6 +691,8 @@ def run_fast(
     fast = FastLane(config=config, lanes=lanes, recorder=recorder, on_failure=failures.append,
                     run_seed=chunk_seed(config.seed, -1), control=control)
     copies = COPY_STATS.to_json()
+    if database is not None:
+        emit(Notice("the fast lane does not use the Hypothesis example database (--lane hypothesis does)"))
     try:
         _fast_chunks(config, control, recorder, summary, active, lanes, bandit, fast, failures, emit)
     finally:
