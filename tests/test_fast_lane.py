@@ -215,3 +215,39 @@ def test_a_fill_stops_at_the_deadline() -> None:
 
     (entry,) = fast.fill(fast.seed_traces("chat", lane, 20, stop_after_three), 1, 7)
     assert len(entry.steps) == 3
+
+
+_DIGEST = """
+import hashlib, json
+from harness.engine.campaign import RunConfig, run_campaign
+from harness.engine.events import EventBus
+from harness.reference import Profile
+from harness.targets.reference import ReferenceTarget
+P = Profile.named("0.7.0")
+h = hashlib.sha256()
+def hook(kind, before, action, after, malformed):
+    h.update(json.dumps([kind, action], sort_keys=True).encode())
+from harness.engine.stepper import Stepper
+real_probe = Stepper.probe
+def probe(self, action, now_ms):  # probes (adversarial and mutated actions) count too
+    h.update(json.dumps(["probe", self.kind, action], sort_keys=True, default=repr).encode())
+    return real_probe(self, action, now_ms)
+Stepper.probe = probe
+run_campaign(RunConfig(target=ReferenceTarget(P), target_spec="reference", target_is_model=True, profile=P,
+                       seed=9, budget_s=None, max_chunks=2, chunk_examples=8, kinds=("session", "chat"),
+                       heartbeat_s=0, lane="fast", step_hook=hook, profiles=(P,)), EventBus())
+print(h.hexdigest())
+"""
+
+
+def test_same_seed_same_steps_in_processes_with_other_string_hashing() -> None:
+    # Group arms (a session and its chats) included: nothing may depend on a set's order.
+    root = Path(__file__).resolve().parent.parent
+    digests = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        proc = subprocess.run([sys.executable, "-c", _DIGEST], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        digests.add(proc.stdout.strip())
+    assert len(digests) == 1

@@ -64,7 +64,7 @@ RETARGET: Final = 0.3  # chance that a step's id fields are set to ids of the cu
 #: A step chosen at run time (`PICK`): its type by the strategies' applicability weights for the
 #: current state, its payload from the type's pool (ids retargeted); a type with no pooled
 #: action yet, and now and then any type, gets a few drawn by Hypothesis for this very state.
-PICK: Final = None
+PICK: Final[Any] = object()  # a marker, never sent (an adversarial action may be JSON null)
 TYPE_FILL: Final = 3
 TYPE_REFRESH: Final = 0.02
 BOUNDARY_NUMBERS: Final = (2**31 - 1, 2**31, 2**32, 2**32 - 1, 2**53, 2**53 + 1, -1, 0, 1)
@@ -429,7 +429,8 @@ class FastLane:
             for _, initial in e.channels:
                 self.mutator.learn(initial)
             self._add(pool, e, seed_entry=True)
-        for k in {k for k, _ in (entries[0].channels if entries else ())}:
+        # In channel order (never a set's: string hashing differs between processes).
+        for k in dict.fromkeys(k for k, _ in (entries[0].channels if entries else ())):
             if k not in pool.adversarial and self.config.adversarial_percent > 0:
                 pool.adversarial[k] = fill(generation.adversarial_actions(k, lane.profile),
                                            ADVERSARIAL_FILL, self.rng.getrandbits(64))
