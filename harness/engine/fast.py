@@ -41,10 +41,7 @@ from harness.corpus.cause import root_cause
 from harness.corpus.finding import TraceStep
 from harness.invariants._json import COPY_STATS
 from harness.reference import MalformedAction, Model
-from harness.spec.versions import is_known_to
 from harness.targets.base import TargetSetupError
-from strategies.actions import BUILDERS, ActionContext
-from strategies.uris import UriClass, make_variant
 
 from . import generation
 from .arms import GROUP, Arm, Bandit, Lane, arms_for, lanes_for
@@ -354,13 +351,9 @@ class Mutator:
             if ids:
                 return "id from state", rng.choice(ids)
         if isinstance(value, str) and ":" in value and roll < 0.6:
-            classes = [c for c in UriClass if c is not UriClass.SAME]
-            try:
-                v = make_variant(value, rng.choice(classes), rng.randrange(8))
-            except (IndexError, ValueError):  # strategies/uris.py: _scheme_case on a one-letter scheme
-                v = None
-            if v is not None:
-                return "uri spelling", v.variant
+            spelling = generation.uri_spelling(value, rng.randrange(64), rng.randrange(8))
+            if spelling is not None:
+                return "uri spelling", spelling
         if isinstance(value, int | float) and not isinstance(value, bool) and roll < 0.7:
             if isinstance(value, int) and rng.random() < 0.3:
                 return "integral float", float(value)
@@ -402,7 +395,6 @@ class FastLane:
         self.mutator = Mutator(self.rng, self.stats)
         self.pools: dict[Arm, ArmPool] = {}
         self.valid_cache: dict[int, tuple[Any, bool]] = {}  # id(action) -> (action, schema-valid)
-        self.types: dict[tuple[str, str], tuple[str, ...]] = {}
 
     # pools ------------------------------------------------------------------------------------
 
@@ -509,11 +501,7 @@ class FastLane:
         stepper = channels[ch][0]
         kind, state = stepper.kind, stepper.reference
         dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
-        ctx = ActionContext(profile=lane.profile, session_directories=dirs)
-        table = BUILDERS[kind]
-        types = self._types(kind, lane)
-        offers = [(t, *table[t](state, ctx)) for t in types]
-        offers = [o for o in offers if o[1] > 0]
+        offers = generation.type_offers(kind, state, lane.profile, dirs)
         t, _, make = self.rng.choices(offers, weights=[w for _, w, _ in offers])[0]
         slot = pool.by_type.setdefault(t, [])
         if not slot or self.rng.random() < TYPE_REFRESH:
@@ -525,13 +513,6 @@ class FastLane:
             if drawn:
                 return drawn[0]
         return self.rng.choice(slot)[1]
-
-    def _types(self, kind: str, lane: Lane) -> tuple[str, ...]:
-        key = (kind, lane.profile.label)
-        types = self.types.get(key)
-        if types is None:
-            types = self.types[key] = tuple(t for t in BUILDERS[kind] if is_known_to(t, lane.profile.version))
-        return types
 
     def _valid(self, model: Model, kind: str, action: Any) -> bool:
         """Schema-valid for the valid lane? Cached by the action's identity (pooled actions
