@@ -27,7 +27,9 @@ within `--mutant-budget`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import platform
 import resource
 import shlex
@@ -51,7 +53,7 @@ from harness.engine import generation  # noqa: E402
 from harness.engine.arms import GROUP, arms_for, lanes_for  # noqa: E402
 from harness.engine.campaign import DEFAULT_KINDS, RunConfig, chunk_seed, run_campaign  # noqa: E402
 from harness.engine.events import EventBus  # noqa: E402
-from harness.reference import Profile  # noqa: E402
+from harness.reference import MalformedAction, Profile  # noqa: E402
 from harness.targets.base import open_target  # noqa: E402
 from harness.targets.reference import ReferenceTarget  # noqa: E402
 
@@ -70,18 +72,117 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _run(target: Any, spec: str, is_model: bool, seconds: float, run_seed: int) -> int:
+def _run(target: Any, spec: str, is_model: bool, seconds: float, run_seed: int, lane: str = "hypothesis") -> int:
     config = RunConfig(
         target=target, target_spec=spec, target_is_model=is_model, profile=P, seed=run_seed,
-        budget_s=seconds, probe_every=1 if is_model else 25, heartbeat_s=0,
+        budget_s=seconds, probe_every=1 if is_model else 25, heartbeat_s=0, lane=lane,
+        schema=_SCHEMA,
     )
     return run_campaign(config, EventBus()).steps
 
 
-def run_reference(seconds: float, run_seed: int) -> Rate:
+def _schema() -> Any:
+    """The spec folder's action-schema validator, as `ahp-fuzz run` uses it (None without one)."""
+    from harness.spec.action_schema import ActionSchema
+    from harness.spec.specdir import SpecDir, SpecDirError
+
+    try:
+        spec = SpecDir.from_env(None)
+    except SpecDirError:
+        return None
+    schema = ActionSchema.from_spec(spec) if spec is not None else None
+    return schema.problem if schema is not None else None
+
+
+_SCHEMA = _schema()
+
+
+def run_reference(seconds: float, run_seed: int, lane: str = "hypothesis") -> Rate:
     c0, t0 = _cpu(), time.perf_counter()
-    steps = _run(ReferenceTarget(P), "reference", True, seconds, run_seed)
+    steps = _run(ReferenceTarget(P), "reference", True, seconds, run_seed, lane)
     return steps / (time.perf_counter() - t0), steps / (_cpu() - c0)
+
+
+def prebuilt_machine(seconds: float, run_seed: int) -> Rate:
+    """The issue's ceiling: a bare Hypothesis stateful machine over the same model whose start
+    states and actions are PRE-BUILT (drawn before the clock starts, per kind and profile) and
+    only picked (`sampled_from`) and reduced during the run: no generation, no checks."""
+    from harness.engine.fast import fill, seed_traces
+
+    lanes = lanes_for(ReferenceTarget(P), target_is_model=True, profile=P)
+    arms = [(k, i) for k, i in arms_for(DEFAULT_KINDS, lanes) if k != GROUP]
+    built: dict[tuple[str, int], tuple[list[Any], list[Any]]] = {}
+    for n, (kind, i) in enumerate(arms):
+        entries = fill(seed_traces(kind, lanes[i], 20), 4, 1_000 + n)
+        built[(kind, i)] = ([e.channels[0][1] for e in entries], [a for e in entries for _, a, _ in e.steps])
+    steps = 0
+
+    class PreBuilt(RuleBasedStateMachine):
+        @initialize(data=st.data())
+        def start(self, data: st.DataObject) -> None:
+            self.arm = data.draw(st.sampled_from(arms))
+            self.model = lanes[self.arm[1]].model
+            self.state = data.draw(st.sampled_from(built[self.arm][0]))
+            self.now = 1_000
+
+        @rule(data=st.data())
+        def step(self, data: st.DataObject) -> None:
+            nonlocal steps
+            action = data.draw(st.sampled_from(built[self.arm][1]))
+            self.now += 1_000
+            with contextlib.suppress(MalformedAction):
+                self.state = self.model.reduce(self.arm[0], self.state, action, self.now)
+            steps += 1
+
+    c0, t0 = _cpu(), time.perf_counter()
+    chunk = 0
+    with generation.pinned_constants():
+        while time.perf_counter() - t0 < seconds:
+            run_state_machine_as_test(
+                seed(chunk_seed(run_seed, chunk))(PreBuilt),
+                settings=settings(
+                    max_examples=25, stateful_step_count=40, deadline=None, database=None,
+                    phases=[Phase.generate], verbosity=Verbosity.quiet,
+                    suppress_health_check=list(HealthCheck),
+                ),
+            )
+            chunk += 1
+    return steps / (time.perf_counter() - t0), steps / (_cpu() - c0)
+
+
+def measure_lanes(seconds: float, rounds: int) -> dict[str, list[Rate]]:
+    """Old lane, new lane and the pre-built ceiling, alternating in one process."""
+    out: dict[str, list[Rate]] = {
+        "bare machine, pre-built actions (ceiling)": [],
+        "run / reference, hypothesis lane": [],
+        "run / reference, fast lane": [],
+    }
+    run_reference(min(seconds, 5.0), 99, "fast")  # warm-up: imports, strategy construction, caches
+    for r in range(rounds):
+        out["bare machine, pre-built actions (ceiling)"].append(prebuilt_machine(seconds, r))
+        out["run / reference, hypothesis lane"].append(run_reference(seconds, r, "hypothesis"))
+        out["run / reference, fast lane"].append(run_reference(seconds, r, "fast"))
+        print(f"  round {r + 1}: " + ", ".join(f"{k} {v[-1][0]:.0f}/{v[-1][1]:.0f}" for k, v in out.items()), file=sys.stderr)
+    return out
+
+
+def measure_pairs(seconds: float, run_seed: int) -> dict[str, tuple[int, int, float]]:
+    """(kind, type, outcome) pairs a reference run of each lane reached in `seconds`, with the
+    campaign's outcome classifier: (pairs, steps, CPU seconds)."""
+    from harness.campaign.outcomes import OutcomeMatrix
+
+    out: dict[str, tuple[int, int, float]] = {}
+    for lane in ("hypothesis", "fast"):
+        matrix = OutcomeMatrix(P.version)
+        config = RunConfig(
+            target=ReferenceTarget(P), target_spec="reference", target_is_model=True, profile=P,
+            seed=run_seed, budget_s=seconds, heartbeat_s=0, lane=lane, schema=_SCHEMA, step_hook=matrix,
+        )
+        c0 = _cpu()
+        steps = run_campaign(config, EventBus()).steps
+        out[lane] = (len(matrix.counts), steps, _cpu() - c0)
+        print(f"  pairs {lane}: {out[lane]}", file=sys.stderr)
+    return out
 
 
 def run_adapter(seconds: float, run_seed: int) -> Rate:
@@ -174,7 +275,7 @@ def measure_reach(seconds: float) -> dict[str, tuple[int, int]]:
 Detection = tuple[float, float, int] | None  # (wall s, CPU s of the run and its adapter, steps)
 
 
-def measure_mutants(budget: float) -> dict[str, Detection]:
+def measure_mutants(budget: float, lane: str = "hypothesis") -> dict[str, Detection]:
     sys.path.insert(0, str(ROOT / "tests"))
     from mutants import MUTANTS  # type: ignore[import-not-found]
 
@@ -189,7 +290,7 @@ def measure_mutants(budget: float) -> dict[str, Detection]:
             cmd = [
                 sys.executable, "-m", "harness.cli", "run", "--target", spec, "--profile", profile,
                 "--kinds", kind, "--budget", f"{budget:g}s", "--max-findings", "1", "--seed", "1",
-                "--probe-every", "25", "--out", tmp, "--quiet",
+                "--probe-every", "25", "--out", tmp, "--quiet", "--lane", lane,
             ]
             c0, t0 = _cpu(), time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=budget + 180)
@@ -198,7 +299,7 @@ def measure_mutants(budget: float) -> dict[str, Detection]:
             steps = json.loads(report.read_text()).get("steps", 0) if report.is_file() else 0
         out[name] = (dt, cpu, steps) if proc.returncode == 1 else None
         shown = f"{dt:.1f}s wall, {cpu:.1f}s CPU, {steps} steps" if out[name] else "not found"
-        print(f"  {name}: {shown}", file=sys.stderr)
+        print(f"  {lane} {name}: {shown}", file=sys.stderr)
     return out
 
 
@@ -263,14 +364,93 @@ def render(speed: dict[str, list[Rate]] | None, reach: dict[str, tuple[int, int]
     return "\n".join(lines)
 
 
+def render_lanes(speed: dict[str, list[Rate]] | None, pairs: dict[str, tuple[int, int, float]] | None,
+                 mutants: dict[str, dict[str, Detection]] | None, args: argparse.Namespace) -> str:
+    """The old lane and the new lane in the same tables."""
+    lines = [
+        f"Machine: {platform.machine()}, CPython {platform.python_version()}, Hypothesis "
+        f"{hypothesis.__version__}; schema checks {'on' if _SCHEMA else 'off (AHP_SPEC_DIR unset)'}; "
+        f"load average at the end {os.getloadavg()[0]:.1f}.",
+        "",
+    ]
+    if speed:
+        ceiling = "bare machine, pre-built actions (ceiling)"
+        wall0 = statistics.median(w for w, _ in speed[ceiling])
+        cpu0 = statistics.median(c for _, c in speed[ceiling])
+        lines += [
+            f"### Throughput (`--seconds {args.seconds:g} --rounds {args.rounds}`, median of rounds, alternating)",
+            "",
+            "| configuration | steps/s (wall) | steps per CPU-s | ratio to the pre-built ceiling (wall / CPU) |",
+            "|---|---:|---:|---:|",
+        ]
+        for name, vals in speed.items():
+            w = statistics.median(v[0] for v in vals)
+            c = statistics.median(v[1] for v in vals)
+            lines.append(f"| {name} | {w:,.0f} | {c:,.0f} | {w / wall0:.2f} / {c / cpu0:.2f} |")
+        lines.append("")
+    if pairs:
+        lines += [
+            f"### (kind, type, outcome) pairs reached in {args.pairs_seconds:g} s (reference, seed 1, outcome classifier on)",
+            "",
+            "| lane | pairs | steps | CPU s | pairs per CPU-minute of the run |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for lane, (n, steps, cpu) in pairs.items():
+            lines.append(f"| {lane} | {n} | {steps:,} | {cpu:.1f} | {n / cpu * 60:.0f} |")
+        lines.append("")
+    if mutants:
+        names = sorted({n for m in mutants.values() for n in m})
+        lanes = list(mutants)
+        lines += [
+            f"### Seeded defects (tests/mutants.py), `ahp-fuzz run --target adapter:… --lane L --max-findings 1 "
+            f"--seed 1`, budget {args.mutant_budget:g} s: wall / CPU (run + adapter) / steps",
+            "",
+            "| mutant | " + " | ".join(f"{lane} lane" for lane in lanes) + " |",
+            "|---|" + "---:|" * len(lanes),
+        ]
+        for n in names:
+            cells = []
+            for lane in lanes:
+                v = mutants[lane].get(n)
+                cells.append(f"{v[0]:.1f} s / {v[1]:.1f} s / {v[2]}" if v else "not found")
+            lines.append(f"| `{n}` | " + " | ".join(cells) + " |")
+        summary = []
+        for lane in lanes:
+            found = [v for v in mutants[lane].values() if v is not None]
+            if found:
+                summary.append(
+                    f"| {lane} | {len(found)}/{len(mutants[lane])} | {statistics.median(v[0] for v in found):.1f} s | "
+                    f"{statistics.median(v[1] for v in found):.1f} s | {max(v[1] for v in found):.1f} s | "
+                    f"{statistics.median(v[2] for v in found):.0f} |")
+        lines += ["", "| lane | found | median wall | median CPU | slowest CPU | median steps |",
+                  "|---|---:|---:|---:|---:|---:|", *summary, ""]
+    return "\n".join(lines)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--part", choices=("speed", "reach", "mutants", "all"), default="speed")
+    p.add_argument("--part", choices=("speed", "reach", "mutants", "all", "lanes"), default="speed")
     p.add_argument("--mutant-budget", type=float, default=60.0)
+    p.add_argument("--pairs-seconds", type=float, default=60.0)
+    p.add_argument("--skip", default="", help="lanes part: comma-separated sections to skip (speed,pairs,mutants)")
     p.add_argument("--write", action="store_true")
     args = p.parse_args()
+    if args.part == "lanes":
+        skip = set(args.skip.split(","))
+        speed_l = measure_lanes(args.seconds, args.rounds) if "speed" not in skip else None
+        pairs = measure_pairs(args.pairs_seconds, 1) if "pairs" not in skip else None
+        muts = ({lane: measure_mutants(args.mutant_budget, lane) for lane in ("hypothesis", "fast")}
+                if "mutants" not in skip else None)
+        text = render_lanes(speed_l, pairs, muts, args)
+        print(text)
+        if args.write:
+            cmd = "    AHP_SPEC_DIR=../shared/ahp-spec/0.7.0 .venv/bin/python bench/bench_engine.py " + " ".join(sys.argv[1:])
+            stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            with RESULTS.open("a", encoding="utf-8") as f:
+                f.write(f"\n## Lanes: the Hypothesis lane and the fast lane side by side ({stamp})\n\n{cmd}\n\n{text}\n")
+        return 0
     speed = measure_speed(args.seconds, args.rounds) if args.part in ("speed", "all") else None
     reach = measure_reach(args.seconds) if args.part in ("reach", "all") else None
     mutants = measure_mutants(args.mutant_budget) if args.part in ("mutants", "all") else None

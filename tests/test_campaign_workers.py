@@ -142,13 +142,14 @@ def test_killed_worker_loses_no_finding_and_is_restarted(tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_shards_merge_and_a_second_run_resumes_from_the_database(tmp_path: Path) -> None:
+    # The example database is the Hypothesis lane's (docs/lanes.md): the fast lane neither reads nor writes it.
     target = _mutant_target("turn_started_keeps_read")
     db = tmp_path / "db"
     outs = []
     for shard in ("1/2", "2/2"):
         out = tmp_path / f"shard-{shard[0]}"
         proc = _campaign(out, "--workers", "1", "--kinds", "chat", "--target", target, "--shard", shard,
-                         "--database", str(db), minutes="0.3")
+                         "--database", str(db), "--lane", "hypothesis", minutes="0.3")
         _, stderr = proc.communicate(timeout=180)
         assert proc.returncode == 1, stderr  # the seeded defect is found by each shard
         outs.append(out)
@@ -170,7 +171,7 @@ def test_shards_merge_and_a_second_run_resumes_from_the_database(tmp_path: Path)
     # defect is found again at once.
     out3 = tmp_path / "again"
     proc = _campaign(out3, "--workers", "1", "--kinds", "chat", "--target", target, "--database", str(db),
-                     minutes="0.3")
+                     "--lane", "hypothesis", minutes="0.3")
     _, stderr = proc.communicate(timeout=180)
     again = _report(out3)
     assert proc.returncode == 1 and again is not None, stderr

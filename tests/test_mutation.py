@@ -82,6 +82,7 @@ def _detect(name: str, budget_s: float, tmp_path: Path) -> None:
         sys.executable, "-m", "harness.cli", "run", "--target", spec, "--profile", profile_name,
         "--kinds", kind, "--budget", f"{budget_s:g}s", "--max-findings", "1", "--seed", "1",
         "--probe-every", "25", "--out", str(out), "--quiet",
+        "--lane", "hypothesis",  # the CI tier keeps its lane (docs/lanes.md); test_fast_lane.py covers the other
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget_s + 120)
     assert proc.returncode == 1, f"{name} ({defect}) not detected in {budget_s:.0f}s:\n{proc.stderr[-2000:]}"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness.corpus.load import FindingFormatError, load_finding
+from harness.engine.campaign import DEFAULT_LANE
 
 from .outcomes import OutcomeMatrix, matrix_report
 from .worker import WorkerSpec, spec_line
@@ -56,6 +57,7 @@ class CampaignSpec:
     #: or "trace" (worker 0 runs under the coverage tracer).
     coverage_mode: str = "replay"
     steer: bool = True
+    lane: str = DEFAULT_LANE  # how workers draw steps (engine/campaign.py LANES, docs/lanes.md)
     shard: tuple[int, int] | None = None  # (i, N), 1-based i
     max_restarts: int = 20
     shrink_budget_s: float = 10.0
@@ -191,7 +193,7 @@ class Supervisor:
             chunk_examples=self.spec.chunk_examples, adversarial_percent=self.spec.adversarial_percent,
             probe_every=self.spec.probe_every, timeout_s=self.spec.timeout_s,
             coverage_file=cov_file, coverage_every=self.spec.coverage_every, steer=self.spec.steer,
-            shrink_budget_s=self.spec.shrink_budget_s, coverage_mode=self.spec.coverage_mode,
+            lane=self.spec.lane, shrink_budget_s=self.spec.shrink_budget_s, coverage_mode=self.spec.coverage_mode,
         )
         if slot.log is None:
             slot.log = open(self.spec.out / "workers" / f"w{slot.index}.log", "a", encoding="utf-8")  # noqa: SIM115

@@ -34,7 +34,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from harness.engine.campaign import DEFAULT_KINDS, RunConfig, run_campaign
+from harness.engine.campaign import DEFAULT_KINDS, DEFAULT_LANE, LANES, RunConfig, run_campaign
 from harness.engine.control import RunControl
 from harness.engine.events import Event, EventBus, FindingFound, KnownSeen, Progress, RunFinished
 from harness.errors import RunStopped
@@ -67,6 +67,7 @@ class WorkerSpec:
     coverage_mode: str = "replay"  # replay recorded Model.reduce calls | trace everything
     report_every_s: float = 2.0
     steer: bool = True  # outcome hook + Hypothesis target phase
+    lane: str = DEFAULT_LANE  # "fast" | "hypothesis" (RunConfig.lane)
 
     @property
     def seed(self) -> int:
@@ -204,6 +205,7 @@ def run_worker(spec: WorkerSpec, wire: Wire) -> int:
         shrink_budget_s=spec.shrink_budget_s,
         step_hook=matrix,
         control=control,
+        lane=spec.lane,
     )
     rc = 0
     try:
@@ -243,6 +245,8 @@ def main() -> int:
         data = json.loads(line)
         data["kinds"] = tuple(data.get("kinds") or DEFAULT_KINDS)
         spec = WorkerSpec(**data)
+        if spec.lane not in LANES:
+            raise TypeError(f"lane {spec.lane!r} is not one of {', '.join(LANES)}")
     except (json.JSONDecodeError, TypeError) as e:
         print(f"worker: bad spec line: {e}", file=sys.stderr)
         return 2

@@ -76,6 +76,7 @@ def campaign_command(args: argparse.Namespace) -> int:
         adversarial_percent=args.adversarial, probe_every=args.probe_every, timeout_s=args.timeout,
         coverage=args.coverage_every > 0, coverage_every=max(1, args.coverage_every), coverage_mode=args.coverage_mode,
         steer=not args.no_steer,
+        lane=args.lane,
         shard=shard,
     )
     argv = ["ahp-fuzz", *sys.argv[1:]]
@@ -148,6 +149,9 @@ def register(sub: Any) -> None:
                    help="replay: every worker records its reducer calls and replays them under coverage "
                    "between chunks (cheap, exact for the reducers); trace: worker 0 runs under the tracer "
                    "(default replay)")
+    p.add_argument("--lane", choices=("fast", "hypothesis"), default="fast",
+                   help="how workers draw steps: fast (pools and seeded mutation) or hypothesis "
+                   "(every step a Hypothesis draw); default fast (docs/lanes.md)")
     p.add_argument("--no-steer", action="store_true",
                    help="no outcome feedback (no event()/target() on (type, outcome) pairs)")
     p.add_argument("--out", help="run folder (default: reports/campaign-<time>-seed<seed>)")

@@ -119,6 +119,7 @@ def run_command(args: argparse.Namespace) -> int:
                 baseline=baseline,
                 verdict=_profiles.run_switches(spec_dir),
                 notices=_profiles.checks_off_notices(spec_dir),
+                lane=args.lane,
             )
             try:
                 summary = (run_live if getattr(target, "is_live", False) else run_campaign)(config, bus)
@@ -244,6 +245,10 @@ def register(sub: Any) -> None:
                        help="remove an earlier run's outputs from --out first")
     reuse.add_argument("--append", action="store_true",
                        help="keep an earlier run's findings in --out and add to them")
+    p.add_argument("--lane", choices=("fast", "hypothesis"), default="fast",
+                   help="fast: Hypothesis fills pools, steps are mutated from them with a seeded PRNG; "
+                   "hypothesis: every step a Hypothesis draw (default fast: more found per CPU-minute, "
+                   "docs/lanes.md; live targets always use their own machine)")
     p.add_argument("--database", help="a Hypothesis example database folder shared across runs (accelerator)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run_command)

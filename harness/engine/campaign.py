@@ -72,6 +72,11 @@ from .probes import ProbeRations
 from .shrink import TraceShrinker
 from .stepper import TARGET_TIMEOUT
 
+#: The ways a run draws its steps (RunConfig.lane; docs/lanes.md).
+LANES: tuple[str, ...] = ("fast", "hypothesis")
+#: The command line's default: the lane that found more per CPU-minute on bench/bench_engine.py
+#: (bench/results/engine.md, "Lanes"). `RunConfig` itself defaults to the Hypothesis lane.
+DEFAULT_LANE = "fast"
 #: Chat first: Hypothesis shrinks a sampled kind towards the first entry.
 DEFAULT_KINDS: tuple[str, ...] = ("chat", "session", "terminal", "changeset", "annotations", "root", "resourceWatch")
 
@@ -114,6 +119,9 @@ class RunConfig:
     verdict: VerdictSwitches | None = None
     #: Lines emitted as `Notice`s right after `RunStarted` (e.g. which checks are off).
     notices: tuple[str, ...] = ()
+    #: "hypothesis": every step a Hypothesis draw (engine/machine.py); "fast": pools filled by
+    #: Hypothesis, steps mutated from them with a seeded PRNG (engine/fast.py, docs/lanes.md).
+    lane: str = "hypothesis"
 
 
 @dataclass
@@ -128,6 +136,7 @@ class RunSummary:
     status: str = "finished"  # "finished" | "interrupted" | "error"
     kinds: tuple[str, ...] = ()  # the kinds fuzzed (after the target's announcement)
     target_unusable: str | None = None  # the target could not be (re)started mid-run
+    extra: dict[str, Any] = field(default_factory=dict)  # lane statistics for report.json
 
 
 def chunk_seed(run_seed: int, chunk: int) -> int:
@@ -136,6 +145,8 @@ def chunk_seed(run_seed: int, chunk: int) -> int:
 
 
 def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
+    if config.lane not in LANES:
+        raise ValueError(f"unknown lane {config.lane!r} (want one of {', '.join(LANES)})")
     for k in config.kinds:
         if k not in KINDS:
             raise ValueError(f"unknown state kind {k!r} (want one of {', '.join(KINDS)})")
@@ -199,7 +210,10 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         config.target.run_limit = control  # an adapter never waits past the deadline
     try:
         heartbeat.start()
-        _campaign_loop(config, control, recorder, guarded, summary, kinds, model, database, emit, reported)
+        loop = _campaign_loop
+        if config.lane == "fast":
+            from .fast import run_fast as loop
+        loop(config, control, recorder, guarded, summary, kinds, model, database, emit, reported)
     except RunStopped as e:
         summary.stopped_because = e.reason
         summary.status = "interrupted" if e.interrupted else "finished"
@@ -294,17 +308,7 @@ def _campaign_loop(
             failure = getattr(recorder, "failure", None) or raised
             if not isinstance(failure, FindingFailure):
                 raise
-            finding = _confirm(failure, config, control, summary.chunks, emit, recorder)
-            if failure.cause is not None:  # one finding per root cause, not per invariant
-                recorder.causes[failure.cause.id] += 1
-                if finding is not None:
-                    reported.setdefault(failure.cause.id, finding)
-            if finding is not None and finding.invariant == TARGET_TIMEOUT and finding.kind in active:
-                active.remove(finding.kind)
-                emit(Notice(f"the target hung on {finding.kind}: not fuzzing {finding.kind} further "
-                            "in this run (every later step would wait out its timeout)"))
-            if finding is not None:
-                summary.findings.append(finding)
+            report_failure(failure, config, control, recorder, summary, active, emit, reported)
         except _SessionFailed as e:
             if e.kind in active:
                 active.remove(e.kind)
@@ -324,6 +328,29 @@ def _campaign_loop(
                 sum(summary.known_counts.values()), summary.chunks,
             )
         )
+
+
+def report_failure(
+    failure: FindingFailure,
+    config: RunConfig,
+    control: RunControl,
+    recorder: Recorder,
+    summary: RunSummary,
+    active: list[str],
+    emit: Callable[[Event], None],
+    reported: dict[str, Finding],
+) -> None:
+    """A failure of either lane: shrunk, confirmed and reported (`_confirm`), counted against its
+    root cause (one finding per cause, not per invariant); a kind the target hung on is dropped."""
+    finding = _confirm(failure, config, control, summary.chunks, emit, recorder)
+    if failure.cause is not None:
+        recorder.causes[failure.cause.id] += 1
+        reported.setdefault(failure.cause.id, finding)
+    if finding.invariant == TARGET_TIMEOUT and finding.kind in active:
+        active.remove(finding.kind)
+        emit(Notice(f"the target hung on {finding.kind}: not fuzzing {finding.kind} further "
+                    "in this run (every later step would wait out its timeout)"))
+    summary.findings.append(finding)
 
 
 def _confirm(
@@ -392,7 +419,8 @@ def _finish(
     summary.elapsed_s = control.elapsed()
     summary.examples, summary.steps = recorder.examples, recorder.steps
     coverage = {t: {"sent": n, "changed": recorder.changed[t]} for t, n in sorted(recorder.sent.items())}
-    extra: dict[str, Any] = {"chunks": summary.chunks, "seed": config.seed, "kindsFuzzed": list(summary.kinds)}
+    extra: dict[str, Any] = {"chunks": summary.chunks, "seed": config.seed, "kindsFuzzed": list(summary.kinds),
+                             "lane": config.lane, **summary.extra}
     if summary.target_unusable:
         extra["targetUnusable"] = summary.target_unusable
     finished = RunFinished(
@@ -499,7 +527,7 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int, record
         observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
         known_issue=inv.known_issue if inv else None,
         seed=config.seed,
-        extra={"chunk": chunk, **trace.extra, VERDICT_KEY: _switches(config).to_json(),
+        extra={"chunk": chunk, "lane": config.lane, **trace.extra, VERDICT_KEY: _switches(config).to_json(),
                **({"baseline": config.baseline.provenance()} if config.baseline is not None else {})},
         cause=cause,
     )

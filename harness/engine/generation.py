@@ -21,9 +21,11 @@ from typing import Any
 from hypothesis import strategies as st
 
 from harness.reference import Profile
+from harness.spec.versions import is_known_to
 from strategies import actions as gen_actions
 from strategies import sequences as gen_sequences
 from strategies import states as gen_states
+from strategies import uris as gen_uris
 
 
 @lru_cache(maxsize=64)
@@ -48,6 +50,42 @@ def state_aware_actions(
 @lru_cache(maxsize=256)
 def _context(profile: Profile, session_directories: tuple[str, ...]) -> gen_actions.ActionContext:
     return gen_actions.ActionContext(profile=profile, session_directories=session_directories)
+
+
+def type_offers(
+    kind: str,
+    state: dict[str, Any],
+    profile: Profile,
+    session_directories: tuple[str, ...] | None = None,
+) -> list[tuple[str, float, Any]]:
+    """(type, weight, make) for every `kind` action type known to `profile` and worth drawing
+    on `state`: the applicability weights `state_aware_actions` chooses the type by, and the
+    thunk that builds that type's state-aware strategy (the fast lane, engine/fast.py)."""
+    ctx = _context(profile, session_directories) if session_directories is not None else _plain(profile)
+    table = gen_actions.BUILDERS[kind]
+    offers = [(t, *table[t](state, ctx)) for t in _types(kind, profile)]
+    return [o for o in offers if o[1] > 0]
+
+
+@lru_cache(maxsize=64)
+def _plain(profile: Profile) -> gen_actions.ActionContext:
+    return gen_actions.ActionContext(profile=profile)
+
+
+@lru_cache(maxsize=64)
+def _types(kind: str, profile: Profile) -> tuple[str, ...]:
+    return tuple(t for t in gen_actions.BUILDERS[kind] if is_known_to(t, profile.version))
+
+
+def uri_spelling(uri: str, pick: int, k: int) -> str | None:
+    """Another spelling of `uri` (class number `pick` of `strategies.uris.UriClass`, variant
+    `k`), or None when that class does not apply to it."""
+    classes = [c for c in gen_uris.UriClass if c is not gen_uris.UriClass.SAME]
+    try:
+        v = gen_uris.make_variant(uri, classes[pick % len(classes)], k)
+    except (IndexError, ValueError):  # strategies/uris.py `_scheme_case` on a one-letter scheme
+        return None
+    return v.variant if v is not None else None
 
 
 @lru_cache(maxsize=64)

@@ -229,42 +229,12 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 ), label, index)
 
         def _judge(self, result: StepResult, channel: _Channel, view: StepView, label: str, index: int) -> None:
-            """Sign each violation of the step with its root cause (harness/engine/causes.py);
-            raise a finding for the first cause not yet reported, count the others as witnesses."""
-            kind = view.kind
-            stepper = channel.stepper
+            """Raise a finding for the first root cause of the step not yet reported (`judge_step`)."""
             context = self._cross_channel(index) if len(self.channels) > 1 else {}
-            rejudge = rejudger(stepper.probe_reducer(), view, self.now_ms, stepper.profile, context)
-            view.echo = None if view.probe else rejudge.echo  # type: ignore[attr-defined]
-            by_cause: dict[str, tuple[Cause, list[Violation]]] = {}
-            for v in result.violations:
-                if v.severity == "known":
-                    rec.on_known(v, kind)
-                    continue
-                if (v.invariant, kind) in rec.suppressed:
-                    continue
-                cause = violation_cause(view, v, rejudge)
-                if cause is None:
-                    continue  # a difference inherited from an earlier step: that step's cause
-                by_cause.setdefault(cause.id, (cause, []))[1].append(v)
-            counting = rec.failure is None  # Hypothesis re-runs a failing example: count once
-            raised: tuple[Cause, list[Violation]] | None = None
-            for cid, (cause, found) in by_cause.items():
-                w = rec.witnesses.setdefault(cid, Witnesses())
-                new = False
-                if counting:
-                    for v in found:
-                        new = w.add(v.invariant, label, kind) or new
-                if rec.causes[cid] >= rec.cause_cap:
-                    rec.duplicates += counting
-                    if counting:
-                        rec.on_cause_seen(cause, w, new)
-                elif raised is None or _first_cause(cause, raised[0]):
-                    raised = (cause, found)
-            if raised is None:
+            judged = judge_step(rec, channel.stepper, result, view, label, self.now_ms, context)
+            if judged is None:
                 return
-            cause, found = raised
-            v = min(found, key=lambda x: SEVERITY_RANK.get(x.severity, 9))
+            cause, v = judged
             failure = FindingFailure(v, result, self._finding_trace(channel, index), cause)
             if rec.failure is None:
                 rec.failure = failure
@@ -295,22 +265,8 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
             (`TraceStep.context`), so those checks judge the replay as they judged the run."""
             if len(self.channels) == 1:
                 return channel.trace
-            group = {
-                "session": self.group_uri,
-                "channels": [{"kind": c.trace.kind, "initial": c.trace.initial} for c in self.channels],
-                "steps": [
-                    {"channel": i, **self.channels[i].trace.steps[j].to_json()} for i, j in self.order
-                ],
-                "failingChannel": self.channels.index(channel),
-            }
-            t = channel.trace
-            steps = list(t.steps)
-            last = steps[-1]
-            if not last.probe:
-                ctx = self._cross_channel(index)
-                context = {"session": ctx["session"]} if "session" in ctx else {"chats": list(ctx["chats"])}
-                steps[-1] = TraceStep(last.action, last.now_ms, last.probe, context)
-            return Trace(t.kind, t.initial, steps, t.profile, {"group": group}, t.target)
+            return group_trace([c.trace for c in self.channels], self.channels.index(channel), self.order,
+                               self.group_uri, self._cross_channel(index))
 
         def teardown(self) -> None:
             # Coverage-guided search climbs towards deeper states (HypoFuzz-style target()).
@@ -334,6 +290,74 @@ def _step_choice(draw: st.DrawFn, machine: Any) -> tuple[int, bool, Any, int]:
 
 
 _DICE: Final = st.integers(0, 99)
+
+
+def judge_step(
+    rec: Recorder,
+    stepper: Stepper,
+    result: StepResult,
+    view: StepView,
+    label: str,
+    now_ms: int,
+    context: dict[str, Any],
+) -> tuple[Cause, Violation] | None:
+    """Sign each violation of a step with its root cause (harness/engine/causes.py) and count it
+    as a witness; the (cause, violation) to report — the first cause not yet reported, by
+    `PRIORITY`, its most severe violation — or None. Both lanes judge their steps here."""
+    kind = view.kind
+    rejudge = rejudger(stepper.probe_reducer(), view, now_ms, stepper.profile, context)
+    view.echo = None if view.probe else rejudge.echo  # type: ignore[attr-defined]
+    by_cause: dict[str, tuple[Cause, list[Violation]]] = {}
+    for v in result.violations:
+        if v.severity == "known":
+            rec.on_known(v, kind)
+            continue
+        if (v.invariant, kind) in rec.suppressed:
+            continue
+        cause = violation_cause(view, v, rejudge)
+        if cause is None:
+            continue  # a difference inherited from an earlier step: that step's cause
+        by_cause.setdefault(cause.id, (cause, []))[1].append(v)
+    counting = rec.failure is None  # Hypothesis re-runs a failing example: count once
+    raised: tuple[Cause, list[Violation]] | None = None
+    for cid, (cause, found) in by_cause.items():
+        w = rec.witnesses.setdefault(cid, Witnesses())
+        new = False
+        if counting:
+            for v in found:
+                new = w.add(v.invariant, label, kind) or new
+        if rec.causes[cid] >= rec.cause_cap:
+            rec.duplicates += counting
+            if counting:
+                rec.on_cause_seen(cause, w, new)
+        elif raised is None or _first_cause(cause, raised[0]):
+            raised = (cause, found)
+    if raised is None:
+        return None
+    cause, found = raised
+    return cause, min(found, key=lambda x: SEVERITY_RANK.get(x.severity, 9))
+
+
+def group_trace(
+    traces: list[Trace], failing: int, order: list[tuple[int, int]], session: Any, context: dict[str, Any],
+) -> Trace:
+    """A multi-channel group's finding: the failing channel's own trace (reducers are per
+    channel, so its steps replay alone), the whole group as `extra["group"]`, and on the failing
+    step the other channels as the cross-channel checks saw them (`TraceStep.context`), so those
+    checks judge the replay as they judged the run. Both lanes record group findings so."""
+    group = {
+        "session": session,
+        "channels": [{"kind": t.kind, "initial": t.initial} for t in traces],
+        "steps": [{"channel": i, **traces[i].steps[j].to_json()} for i, j in order],
+        "failingChannel": failing,
+    }
+    t = traces[failing]
+    steps = list(t.steps)
+    last = steps[-1]
+    if not last.probe:
+        ctx = {"session": context["session"]} if "session" in context else {"chats": list(context["chats"])}
+        steps[-1] = TraceStep(last.action, last.now_ms, last.probe, ctx)
+    return Trace(t.kind, t.initial, steps, t.profile, {"group": group}, t.target)
 
 
 def _first_cause(a: Cause, b: Cause) -> bool:

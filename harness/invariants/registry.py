@@ -38,6 +38,7 @@ from . import (
     turns,
     working_directories,
 )
+from ._json import fresh_copies
 from .base import Invariant, JSONDict, Reducer, Step, Violation, invariant
 
 __all__ = [
@@ -248,10 +249,11 @@ def check_step(
         step = replace(step, action={})
     guarded = _GuardedReducer(reducer) if reducer is not None and probes else None
     found: list[Violation] = []
-    for group in _selected(step.kind, step.type, step.profile.version, guarded is not None):
-        for inv in group:
-            if wanted is None or inv.id in wanted:
-                _run(inv, step, guarded, found)
+    with fresh_copies():  # the probes' copies of this step's values, cached by identity
+        for group in _selected(step.kind, step.type, step.profile.version, guarded is not None):
+            for inv in group:
+                if wanted is None or inv.id in wanted:
+                    _run(inv, step, guarded, found)
     return found
 
 

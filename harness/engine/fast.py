@@ -1,0 +1,759 @@
+"""The fast lane: Hypothesis fills pools, a seeded PRNG mutates from them, the same Stepper judges.
+
+The Hypothesis lane (engine/machine.py) pays a Hypothesis draw for every action of every step;
+most of a step's time is that draw. This lane pays it once per *seed trace* and reuses it:
+
+* **Pools** (per arm: kind or group × profile lane), filled lazily and refilled in chunks with
+  the project's own strategies through Hypothesis: seed traces (a valid start state and a
+  sequence of state-aware actions folded through the reference model), and adversarial actions.
+  Every action of a seed trace also goes into a pool per (kind, action type).
+* **Mutation** with `random.Random(seed)`: a parent from the arm's corpus (seed traces and the
+  executed traces that found a new (kind, type, outcome) pair: coverage feedback) is spliced
+  with another, steps are swapped, duplicated, deleted, or inserted from the type pools; while
+  it runs, single fields are mutated the ways that matter to AHP — ids taken from the current
+  state (reused, duplicated), boundary numbers (2³¹, 2³², 2⁵³, −1, 0, an integral float such
+  as `8.0`), absent ↔ null ↔ [] ↔ {}, URI spellings (`strategies.uris`), and values seen for
+  the same key elsewhere (e.g. `contributor.kind`).
+* **Judging**: every step goes through the same `Stepper` and checks as the Hypothesis lane. A
+  mutated action the model calls schema-invalid is a probe, never a valid-lane step (findings
+  must be true). A failure is shrunk by the same ddmin `TraceShrinker`, confirmed and saved
+  through the campaign's `_confirm`, in the same finding format.
+* **Steering**: the same `Bandit` weights the arms by the new pairs they found; within an arm,
+  traces that found new pairs become parents.
+
+Deterministic given the seed: every choice comes from the run's PRNG or a seeded Hypothesis
+fill; the clock only decides when the run stops.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import strategies as st
+
+from harness.corpus.cause import StepView
+from harness.corpus.finding import TraceStep
+from harness.invariants._json import COPY_STATS
+from harness.reference import MalformedAction, Model
+from harness.targets.base import TargetSetupError
+
+from . import generation
+from .arms import GROUP, Arm, Bandit, Lane, arms_for, lanes_for
+from .machine import FindingFailure, Recorder, Trace, group_trace, judge_step
+from .stepper import Stepper
+
+#: Seed traces drawn per fill of an arm, and their length (actions per channel group).
+FILL_TRACES: Final = 2
+SEED_STEPS: Final = 20
+FIRST_FILL_TRACES: Final = 1  # an arm's first fill: small, so that every arm starts soon
+#: Executions of an arm between two fills (so ~1 in this many traces costs Hypothesis draws).
+REFILL_EVERY: Final = 64
+ADVERSARIAL_FILL: Final = 12
+CORPUS_CAP: Final = 64  # traces kept per arm (seeds and new-coverage traces)
+FIELD_MUTATION: Final = 0.2  # chance that a step's action gets one field mutation
+RETARGET: Final = 0.3  # chance that a step's id fields are set to ids of the current state
+#: A step chosen at run time (`PICK`): its type by the strategies' applicability weights for the
+#: current state, its payload from the type's pool (ids retargeted); a type with no pooled
+#: action yet, and now and then any type, gets a few drawn by Hypothesis for this very state.
+PICK: Final[Any] = object()  # a marker, never sent (an adversarial action may be JSON null)
+TYPE_FILL: Final = 3
+TYPE_REFRESH: Final = 0.02
+BOUNDARY_NUMBERS: Final = (2**31 - 1, 2**31, 2**32, 2**32 - 1, 2**53, 2**53 + 1, -1, 0, 1)
+EMPTIES: Final = ("<absent>", None, [], {})
+_ABSENT: Final = "<absent>"
+#: A field emptied to `[]` / `{}`: the protocol's collections are absent or non-empty (INV-023,
+#: INV-024, inputNeeded, …) and a reducer passes a payload's value through, so an action with
+#: a new empty container is sent as a probe only (the schema does not say so).
+EMPTY_CONTAINER: Final = "emptied to []/{}"
+
+
+@dataclass
+class Entry:
+    """One trace of an arm: its channels (kind, initial state) and steps (channel, action, probe)."""
+
+    channels: tuple[tuple[str, dict[str, Any]], ...]
+    steps: list[tuple[int, Any, bool]]
+    group_uri: str | None = None
+
+
+@dataclass
+class ArmPool:
+    corpus: list[Entry] = field(default_factory=list)
+    by_type: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
+    adversarial: dict[str, list[Any]] = field(default_factory=dict)  # per kind
+    fills: int = 0
+    since_fill: int = 0
+    pending: list[Entry] = field(default_factory=list)  # seed traces not yet run as drawn
+
+
+@dataclass
+class FastStats:
+    """What the lane did, for `report.json`'s `extra.fastLane`."""
+
+    fills: int = 0
+    seed_traces: int = 0
+    mutated_traces: int = 0
+    field_mutations: Counter[str] = field(default_factory=Counter)
+    probes_from_mutation: int = 0
+    corpus_additions: int = 0
+    type_fills: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fills": self.fills, "seedTraces": self.seed_traces, "mutatedTraces": self.mutated_traces,
+            "fieldMutations": dict(sorted(self.field_mutations.items())),
+            "mutatedActionsProbed": self.probes_from_mutation, "corpusAdditions": self.corpus_additions,
+            "typeFills": self.type_fills,
+        }
+
+
+def fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> list[Any]:
+    """`n` values of `strategy`, drawn by Hypothesis under `fill_seed` (deterministic)."""
+    out: list[Any] = []
+
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+              verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck))
+    @seed(fill_seed)
+    @given(strategy)
+    def collect(value: Any) -> None:
+        out.append(value)
+
+    with generation.pinned_constants():
+        collect()
+    return out[:n]
+
+
+def _fold(model: Model, kind: str, state: dict[str, Any], action: Any, now: int) -> dict[str, Any]:
+    try:
+        return model.reduce(kind, state, action, now)
+    except MalformedAction:
+        return state
+
+
+@st.composite
+def seed_traces(draw: st.DrawFn, kind: str, lane: Lane, steps: int = SEED_STEPS,
+                should_stop: Callable[[], bool] | None = None) -> Entry:
+    """A valid start state (or a session with its chats) and state-aware actions folded
+    through the lane's model: the raw material the fast lane mutates. `should_stop` (the
+    run's deadline or a signal) cuts the trace short, so a fill never outlasts the budget."""
+    profile, model = lane.profile, lane.model
+    if kind == GROUP:
+        group = draw(generation.channel_groups(profile))
+        channels = (("session", group.session), *(("chat", c) for c in group.chats))
+        uri: str | None = group.session_uri
+    else:
+        channels, uri = ((kind, draw(generation.initial_states(kind, profile))),), None
+    states = [s for _, s in channels]
+    out: list[tuple[int, Any, bool]] = []
+    for i in range(steps):
+        if should_stop is not None and should_stop():
+            break
+        ch = draw(st.integers(0, len(channels) - 1)) if len(channels) > 1 else 0
+        k = channels[ch][0]
+        dirs = _dirs(states[0]) if ch > 0 and k == "chat" else None
+        action = draw(generation.state_aware_actions(k, states[ch], profile, dirs))
+        states[ch] = _fold(model, k, states[ch], action, 1_000 + 1_000 * i)
+        out.append((ch, action, False))
+    return Entry(channels, out, uri)
+
+
+def _dirs(session: dict[str, Any]) -> tuple[str, ...]:
+    d = session.get("workingDirectories")
+    return tuple(x for x in d if isinstance(x, str)) if isinstance(d, list) else ()
+
+
+# -- field mutations ------------------------------------------------------------------------
+
+Path = tuple[str | int, ...]
+
+
+def _leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Every (path, value) below the root, the top-level `type` excepted."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if path or k != "type":
+                yield (*path, k), v
+                yield from _leaves(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield (*path, i), v
+            yield from _leaves(v, (*path, i))
+
+
+def _set(value: Any, path: Path, new: Any) -> Any:
+    """A copy of `value` with `new` at `path` (copied along the path only); `_ABSENT` deletes."""
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        out = dict(value)
+        if not rest and new == _ABSENT:
+            out.pop(head, None)  # type: ignore[call-overload]
+        else:
+            out[head] = _set(value[head], rest, new)  # type: ignore[index]
+        return out
+    items = list(value)
+    if not rest and new == _ABSENT:
+        del items[head]  # type: ignore[call-overload]
+    else:
+        items[head] = _set(items[head], rest, new)  # type: ignore[call-overload]
+    return items
+
+
+def _at(value: Any, path: Path) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+def _empty(value: Any) -> bool:
+    """`[]`, `{}`, or an object whose every value is null (absent == null)."""
+    if isinstance(value, dict):
+        return all(v is None for v in value.values())
+    return isinstance(value, list) and not value
+
+
+def _is_id_key(key: Any) -> bool:
+    return isinstance(key, str) and (key == "id" or key.endswith(("Id", "Uri", "uri")) or key in _ID_KEYS)
+
+
+_ID_KEYS: Final = frozenset({"resource", "directory", "session", "chat", "terminal", "target"})
+
+
+def state_ids(state: Any) -> list[str]:
+    """The strings a state holds under id-like keys (ids, URIs): what a mutated action names."""
+    out: list[str] = []
+    for path, v in _leaves(state):
+        if isinstance(v, str) and path and _is_id_key(path[-1]):
+            out.append(v)
+    return out
+
+
+def repeats_an_id(value: Any) -> bool:
+    """A list in `value` holding the same id twice: objects with the same `id` / `clientId`,
+    or the same string (directory sets, subsets)."""
+    if isinstance(value, dict):
+        return any(repeats_an_id(v) for v in value.values())
+    if not isinstance(value, list):
+        return False
+    keys = [_item_key(v) for v in value]
+    named = [k for k in keys if k is not None]
+    return len(set(named)) < len(named) or any(repeats_an_id(v) for v in value)
+
+
+def _item_key(item: Any) -> Any:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        key = item.get("id", item.get("clientId"))
+        return key if isinstance(key, str | int) else None
+    return None
+
+
+def ids_by_key(state: Any) -> dict[str, list[Any]]:
+    """Values a state holds per id key name, also under the name an action uses for them:
+    the `id` of an object under `turns` / `activeTurn` is also a `turnId`, under
+    `queuedMessages` a `queuedMessageId`, under `request` a `requestId`, and so on."""
+    out: dict[str, list[Any]] = {}
+
+    def walk(v: Any, parent: str) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k == "id" and isinstance(x, str):
+                    for name in _id_names(parent):
+                        out.setdefault(name, []).append(x)
+                elif _is_id_key(k) and isinstance(x, str):
+                    out.setdefault(k, []).append(x)
+                else:
+                    walk(x, k)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x, parent)
+
+    walk(state, "")
+    return out
+
+
+def _family(value: str) -> str:
+    """`tc12` -> `tc`, `ahp-chat:/c3` -> `ahp-chat:/c`: an id without its trailing number."""
+    return value.rstrip("0123456789-_")
+
+
+def _id_names(parent: str) -> tuple[str, ...]:
+    base = parent[6].lower() + parent[7:] if parent.startswith("active") and len(parent) > 6 else parent
+    singular = base[:-1] if base.endswith("s") else base
+    return tuple(dict.fromkeys(("id", f"{singular}Id", f"{base}Id")))
+
+
+class Mutator:
+    """Structured field mutations of one JSON action, drawn from a seeded PRNG."""
+
+    def __init__(self, rng: random.Random, stats: FastStats) -> None:
+        self.rng = rng
+        self.stats = stats
+        self.values: dict[str, list[Any]] = {}  # values seen per key name (a dictionary)
+
+    def learn(self, value: Any) -> None:
+        for path, v in _leaves(value):
+            key = path[-1]
+            if isinstance(key, str) and isinstance(v, str | int | float | bool) and len(repr(v)) < 200:
+                seen = self.values.setdefault(key, [])
+                if v not in seen and len(seen) < 32:
+                    seen.append(v)
+
+    def retarget(self, action: Any, state: Any) -> Any:
+        """`action` with each top-level id field set to a value the state holds under that
+        name (the cheap analogue of a state-aware draw: a spliced or inserted action names
+        what is in this state). The same JSON types: a valid action stays valid."""
+        if not isinstance(action, dict):
+            return action
+        ids = ids_by_key(state)
+        out = action
+        for k, v in action.items():
+            if isinstance(v, str) and k in ids and k != "type":
+                # Same family first: ids come from small pools (m1…, t1…, tc1…, r1…), so an
+                # `id` naming a message is replaced by a message id of this state.
+                family = [x for x in ids[k] if isinstance(x, str) and _family(x) == _family(v)]
+                new = self.rng.choice(family or ids[k])
+                if new != v:
+                    out = {**out, k: new} if out is action else out
+                    out[k] = new
+        if out is not action:
+            self.stats.field_mutations["ids retargeted"] += 1
+        return out
+
+    def mutate(self, action: Any, state: Any) -> tuple[Any, str | None]:
+        """`action` with one field changed, and the kind of change (None: unchanged)."""
+        leaves = list(_leaves(action))
+        if not leaves:
+            return action, None
+        path, value = self.rng.choice(leaves)
+        op, new = self._new_value(path, value, state)
+        if op is None:
+            return action, None
+        out = _set(action, path, new)
+        if (new == _ABSENT or new is None) and len(path) > 1 and _empty(_at(out, path[:-1])):
+            op = EMPTY_CONTAINER  # the last entry removed: the container is empty now
+        self.stats.field_mutations[op] += 1
+        return out, op
+
+    def _new_value(self, path: Path, value: Any, state: Any) -> tuple[str | None, Any]:
+        rng, key = self.rng, path[-1]
+        roll = rng.random()
+        if isinstance(value, str) and _is_id_key(key) and roll < 0.45:
+            ids = state_ids(state)
+            if ids:
+                return "id from state", rng.choice(ids)
+        if isinstance(value, str) and ":" in value and roll < 0.6:
+            spelling = generation.uri_spelling(value, rng.randrange(64), rng.randrange(8))
+            if spelling is not None:
+                return "uri spelling", spelling
+        if isinstance(value, int | float) and not isinstance(value, bool) and roll < 0.7:
+            if isinstance(value, int) and rng.random() < 0.3:
+                return "integral float", float(value)
+            return "boundary number", rng.choice(BOUNDARY_NUMBERS)
+        seen = self.values.get(key) if isinstance(key, str) else None
+        if seen and roll < 0.85:
+            return "seen value", rng.choice(seen)
+        empty = rng.choice(EMPTIES)
+        if isinstance(key, int) and empty == _ABSENT:
+            return "list item removed", _ABSENT
+        if empty == _ABSENT or empty is None:
+            return "absent/null", empty
+        return EMPTY_CONTAINER, empty
+
+
+# -- the loop -------------------------------------------------------------------------------
+
+
+class FastLane:
+    """Runs arms by mutating pooled traces; the campaign's `run_campaign` calls `loop`."""
+
+    def __init__(
+        self,
+        *,
+        config: Any,  # engine.campaign.RunConfig
+        lanes: tuple[Lane, ...],
+        recorder: Recorder,
+        on_failure: Callable[[FindingFailure], None],
+        run_seed: int,
+        control: Any = None,  # the run's RunControl, checked before every step
+    ) -> None:
+        self.config = config
+        self.control = control
+        self.lanes = lanes
+        self.rec = recorder
+        self.on_failure = on_failure
+        self.rng = random.Random(run_seed)
+        self.stats = FastStats()
+        self.mutator = Mutator(self.rng, self.stats)
+        self.pools: dict[Arm, ArmPool] = {}
+        self.valid_cache: dict[int, tuple[Any, bool]] = {}  # id(action) -> (action, schema-valid)
+
+    # pools ------------------------------------------------------------------------------------
+
+    def _pool(self, arm: Arm) -> ArmPool:
+        pool = self.pools.setdefault(arm, ArmPool())
+        if not pool.corpus or pool.since_fill >= REFILL_EVERY:
+            self._fill(arm, pool)
+        return pool
+
+    def _fill(self, arm: Arm, pool: ArmPool) -> None:
+        kind, lane_index = arm
+        lane = self.lanes[lane_index]
+        fill_seed = self.rng.getrandbits(64)
+        stop = self.control.should_stop if self.control is not None else None
+        entries = fill(seed_traces(kind, lane, SEED_STEPS, stop), FILL_TRACES if pool.fills else FIRST_FILL_TRACES,
+                       fill_seed)
+        for e in entries:
+            for ch, action, _ in e.steps:
+                self.mutator.learn(action)
+                t = action.get("type") if isinstance(action, dict) else None
+                if isinstance(t, str):
+                    slot = pool.by_type.setdefault(t, [])
+                    slot.append((ch, action)) if len(slot) < 64 else slot.__setitem__(self.rng.randrange(64), (ch, action))
+            for _, initial in e.channels:
+                self.mutator.learn(initial)
+            self._add(pool, e, seed_entry=True)
+        # In channel order (never a set's: string hashing differs between processes).
+        for k in dict.fromkeys(k for k, _ in (entries[0].channels if entries else ())):
+            if k not in pool.adversarial and self.config.adversarial_percent > 0:
+                pool.adversarial[k] = fill(generation.adversarial_actions(k, lane.profile),
+                                           ADVERSARIAL_FILL, self.rng.getrandbits(64))
+        pool.fills += 1
+        pool.since_fill = 0
+        self.stats.fills += 1
+        self.stats.seed_traces += len(entries)
+        pool.pending = list(entries)  # each seed trace runs once as drawn, then is mutated
+
+    def _add(self, pool: ArmPool, entry: Entry, *, seed_entry: bool = False) -> None:
+        if len(pool.corpus) < CORPUS_CAP:
+            pool.corpus.append(entry)
+        else:
+            pool.corpus[self.rng.randrange(CORPUS_CAP)] = entry
+        if not seed_entry:
+            self.stats.corpus_additions += 1
+
+    # mutation of a whole trace -------------------------------------------------------------------
+
+    def _next_trace(self, pool: ArmPool) -> tuple[Entry, bool]:
+        if pool.pending:
+            return pool.pending.pop(0), False
+        rng = self.rng
+        recent = pool.corpus[-8:]
+        parent = rng.choice(recent) if rng.random() < 0.5 else rng.choice(pool.corpus)
+        steps = list(parent.steps)
+        for _ in range(rng.randint(1, 3)):
+            steps = self._restructure(pool, parent, steps)
+        limit = self.config.max_steps
+        return Entry(parent.channels, steps[:limit], parent.group_uri), True
+
+    def _restructure(self, pool: ArmPool, parent: Entry, steps: list[tuple[int, Any, bool]]) -> list[tuple[int, Any, bool]]:
+        rng, n = self.rng, len(steps)
+        op = rng.random()
+        if op < 0.2:  # keep a prefix, then steps chosen at run time (a state-aware tail)
+            picks = [(rng.randrange(len(parent.channels)), PICK, False) for _ in range(rng.randint(4, 16))]
+            return steps[: rng.randint(0, n)] + picks
+        if op < 0.35:  # splice with another trace of the arm (same channels when possible)
+            other = rng.choice(pool.corpus)
+            if len(other.channels) != len(parent.channels) or not other.steps:
+                return steps
+            return steps[: rng.randint(0, n)] + other.steps[rng.randrange(len(other.steps)):]
+        if op < 0.6:  # insert steps chosen at run time for the state they meet (PICK)
+            at = rng.randint(0, n)
+            picks = [(rng.randrange(len(parent.channels)), PICK, False) for _ in range(rng.randint(1, 4))]
+            return [*steps[:at], *picks, *steps[at:]]
+        if n == 0:
+            return steps
+        i = rng.randrange(n)
+        if op < 0.7:  # duplicate a step (ids reused; a repeat right away or later)
+            at = rng.randint(i, n)
+            return [*steps[:at], steps[i], *steps[at:]]
+        if op < 0.85:  # reorder: swap two steps
+            j = rng.randrange(n)
+            out = list(steps)
+            out[i], out[j] = out[j], out[i]
+            return out
+        return steps[:i] + steps[i + 1:]  # delete a step
+
+    # running --------------------------------------------------------------------------------------
+
+    def run_arm(self, arm: Arm) -> None:
+        pool = self._pool(arm)
+        entry, mutated = self._next_trace(pool)
+        pool.since_fill += 1
+        if mutated:
+            self.stats.mutated_traces += 1
+        sent = self._execute(arm, entry, mutated, pool)
+        if sent is not None and mutated:
+            self._add(pool, sent)
+
+    def _pick(self, pool: ArmPool, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> Any:
+        """An action for channel `ch` in its current state: the type weighted as the
+        strategies weight it (`HOT` when the state holds what the guard needs), the payload
+        from the type's pool, or drawn for this state when the pool has none."""
+        stepper = channels[ch][0]
+        kind, state = stepper.kind, stepper.reference
+        dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
+        offers = generation.type_offers(kind, state, lane.profile, dirs)
+        t, _, make = self.rng.choices(offers, weights=[w for _, w, _ in offers])[0]
+        slot = pool.by_type.setdefault(t, [])
+        if not slot or self.rng.random() < TYPE_REFRESH:
+            drawn = fill(make(), TYPE_FILL, self.rng.getrandbits(64))
+            self.stats.type_fills += 1
+            for a in drawn:
+                self.mutator.learn(a)
+                slot.append((ch, a)) if len(slot) < 64 else slot.__setitem__(self.rng.randrange(64), (ch, a))
+            if drawn:
+                return drawn[0]
+        return self.rng.choice(slot)[1]
+
+    def _valid(self, model: Model, kind: str, action: Any) -> bool:
+        """Schema-valid for the valid lane? Cached by the action's identity (pooled actions
+        are never changed in place: a mutation builds a new object)."""
+        hit = self.valid_cache.get(id(action))
+        if hit is not None and hit[0] is action:
+            return hit[1]
+        ok = model.payload_problem(kind, action) is None
+        if len(self.valid_cache) > 4_096:
+            self.valid_cache.clear()
+        self.valid_cache[id(action)] = (action, ok)
+        return ok
+
+    def _execute(self, arm: Arm, entry: Entry, mutated: bool, pool: ArmPool) -> Entry | None:
+        """Run one trace through the steppers. Returns the trace as sent when it found a new
+        (kind, type, outcome) pair (a parent for later mutations), else None."""
+        config, rec, rng = self.config, self.rec, self.rng
+        lane = self.lanes[arm[1]]
+        control = self.control
+        channels: list[tuple[Stepper, Trace]] = []
+        order: list[tuple[int, int]] = []
+        sent: list[tuple[int, Any, bool]] = []
+        gained = False
+        try:
+            for k, initial in entry.channels:
+                stepper = Stepper(
+                    kind=k, state=initial, model=lane.model, session=lane.target.session(k, initial),
+                    target=lane.target, target_is_model=config.target_is_model,
+                    probe_every=config.probe_every, baseline=config.baseline,
+                )
+                channels.append((stepper, Trace(k, initial, profile=lane.profile.label, target=lane.target)))
+            rec.examples += 1
+            rec.arm_examples[arm] += 1
+            now = 1_000
+            group = len(channels) > 1
+            for ch, action, probe in entry.steps:
+                if control is not None:
+                    control.check()
+                stepper, trace = channels[ch]
+                k = stepper.kind
+                if config.adversarial_percent and rng.randrange(100) < config.adversarial_percent:
+                    adv = pool.adversarial.get(k)
+                    if adv:
+                        probe, action = True, rng.choice(adv)
+                if action is PICK:
+                    action = self.mutator.retarget(self._pick(pool, lane, channels, ch), stepper.reference)
+                elif mutated and not probe and rng.random() < RETARGET:
+                    action = self.mutator.retarget(action, stepper.reference)
+                pooled, op = action, None  # retargeted: the same JSON types, valid by construction
+                if mutated and rng.random() < FIELD_MUTATION:
+                    action, op = self.mutator.mutate(action, stepper.reference)
+                now += rng.randrange(5_001) if rng.random() < 0.9 else 0
+                # Valid lane only when the schema says so; without a schema validator (no spec
+                # folder) only the pooled actions, valid by construction, are: a mutated field
+                # may have the wrong type or range, which the model alone cannot tell.
+                # Ids are unique within a collection (INV-027; the reducers assume it): a mutation
+                # that repeats one inside the payload makes the action a probe too.
+                checkable = action is pooled or (
+                    lane.model.schema is not None and op != EMPTY_CONTAINER and not repeats_an_id(action)
+                )
+                valid = not probe and checkable and self._valid(lane.model, k, action)
+                if not probe and not valid:
+                    self.stats.probes_from_mutation += 1
+                adversarial = not valid
+                trace.steps.append(TraceStep(action, now, probe=adversarial))
+                sent.append((ch, action, adversarial))
+                if group:
+                    order.append((ch, len(trace.steps) - 1))
+                before, target_before = stepper.reference, stepper.state
+                if adversarial:
+                    result = stepper.probe(action, now)
+                elif group:
+                    cross = ({"chats": tuple(c.reference for c, _ in channels[1:])} if ch == 0
+                             else {"session": channels[0][0].reference})
+                    result = stepper.step(action, now, **cross)
+                else:
+                    result = stepper.step(action, now)
+                gained |= self._record(arm, k, before, action, result, adversarial)
+                if result.violations:
+                    view = StepView(k, action, target_before if adversarial else before, target_before,
+                                    result.expected, result.observed, probe=adversarial)
+                    context = ({"chats": tuple(c.reference for c, _ in channels[1:])} if ch == 0
+                               else {"session": channels[0][0].reference}) if group else {}
+                    judged = judge_step(rec, stepper, result, view, _label(action, adversarial), now, context)
+                    if judged is not None:
+                        cause, v = judged
+                        self.on_failure(FindingFailure(v, result, _finding_trace(channels, ch, order, entry, context), cause))
+                        return None  # the rest of this trace ran from a state the finding explains
+        finally:
+            for stepper, _ in channels:
+                stepper.session.close()
+        return Entry(entry.channels, sent, entry.group_uri) if gained else None
+
+    def _record(self, arm: Arm, kind: str, before: Any, action: Any, result: Any, adversarial: bool) -> bool:
+        """The Hypothesis lane's bookkeeping (machine.py): counters, outcome hook, new pairs."""
+        rec = self.rec
+        rec.steps += 1
+        label = _label(action, adversarial)
+        rec.sent[label] += 1
+        changed = not adversarial and result.expected is not None and result.expected is not before
+        if changed:
+            rec.changed[label] += 1
+        outcome = None
+        if not adversarial and rec.on_step is not None:
+            outcome = rec.on_step(kind, before, action, result.expected, result.malformed)
+            if outcome is not None:
+                rec.outcomes_seen.add(outcome)
+        pair = (kind, label, outcome or ("changed" if changed else "malformed" if result.malformed else "same"))
+        if pair in rec.pairs_seen:
+            return False
+        rec.pairs_seen.add(pair)
+        rec.arm_new_pairs[arm] += 1
+        return True
+
+
+def _finding_trace(channels: list[tuple[Stepper, Trace]], index: int, order: list[tuple[int, int]],
+                   entry: Entry, context: dict[str, Any]) -> Trace:
+    """As machine.py's: the failing channel's trace; a group adds itself (`group_trace`)."""
+    if len(channels) == 1:
+        return channels[index][1]
+    return group_trace([t for _, t in channels], index, order, entry.group_uri, context)
+
+
+def run_fast(
+    config: Any,  # engine.campaign.RunConfig
+    control: Any,  # engine.control.RunControl
+    recorder: Recorder,
+    guarded: Any,
+    summary: Any,  # engine.campaign.RunSummary
+    kinds: tuple[str, ...],
+    model: Model,
+    database: Any,
+    emit: Callable[[Any], None],
+    reported: dict[str, Any],
+) -> None:
+    """`run_campaign`'s loop for `lane="fast"`: the same arms, bandit, findings, progress and
+    stopping rules as the Hypothesis lane's `_campaign_loop`."""
+    from .campaign import chunk_seed
+    from .events import Notice
+
+    active = list(kinds)
+    schema = _VerdictCache(config.schema) if config.schema is not None else None
+    lanes = lanes_for(
+        guarded, target_is_model=config.target_is_model, profile=config.profile, profiles=config.profiles,
+        make_model=lambda p: Model(p, check_payloads=True, schema=schema),
+    )
+    bandit = Bandit(arms_for(kinds, lanes))
+    failures: list[FindingFailure] = []
+    fast = FastLane(config=config, lanes=lanes, recorder=recorder, on_failure=failures.append,
+                    run_seed=chunk_seed(config.seed, -1), control=control)
+    copies = COPY_STATS.to_json()
+    if database is not None:
+        emit(Notice("the fast lane does not use the Hypothesis example database (--lane hypothesis does)"))
+    try:
+        _fast_chunks(config, control, recorder, summary, active, lanes, bandit, fast, failures, emit, reported)
+    finally:
+        summary.extra["fastLane"] = fast.stats.to_json()
+        summary.extra["fastLane"]["probeEvery"] = config.probe_every
+        summary.extra["probeCopies"] = {k: v - copies[k] for k, v in COPY_STATS.to_json().items()}
+        if schema is not None:
+            summary.extra["fastLane"]["schemaChecks"] = {"calls": schema.calls, "cachedByContent": schema.hits}
+
+
+def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, active: list[str],
+                 lanes: tuple[Lane, ...], bandit: Bandit, fast: FastLane, failures: list[FindingFailure],
+                 emit: Callable[[Any], None], reported: dict[str, Any]) -> None:
+    from .campaign import _SessionFailed, report_failure
+    from .events import Notice, Progress
+
+    while True:
+        control.check()
+        if config.max_chunks is not None and summary.chunks >= config.max_chunks:
+            summary.stopped_because = "chunks"
+            return
+        if config.max_findings is not None and len(summary.findings) >= config.max_findings:
+            summary.stopped_because = "max findings"
+            return
+        if not active:
+            summary.stopped_because = "no kind left to fuzz"
+            return
+        arms = bandit.chunk_arms(arms_for(active, lanes))
+        ran, new_pairs = Counter(recorder.arm_examples), Counter(recorder.arm_new_pairs)
+        for _ in range(config.chunk_examples):
+            arm = fast.rng.choice(arms)
+            try:
+                fast.run_arm(arm)
+            except _SessionFailed as e:
+                if e.kind in active:
+                    active.remove(e.kind)
+                emit(Notice(f"the target cannot open a {e.kind} session ({e.error}): "
+                            f"not fuzzing {e.kind} further in this run"))
+            except TargetSetupError as e:
+                summary.target_unusable = str(e)
+                summary.stopped_because = "target unusable"
+                emit(Notice(f"the target could not be restarted: {e}"))
+                return
+            while failures:
+                report_failure(failures.pop(), config, control, recorder, summary, active, emit, reported)
+            if config.max_findings is not None and len(summary.findings) >= config.max_findings:
+                break
+            arms = tuple(a for a in arms if a[0] in active or (a[0] == GROUP and {"session", "chat"} <= set(active)))
+            if not arms:
+                break
+        bandit.update(recorder.arm_examples - ran, recorder.arm_new_pairs - new_pairs)
+        summary.chunks += 1
+        summary.examples, summary.steps = recorder.examples, recorder.steps
+        emit(Progress(control.elapsed(), recorder.examples, recorder.steps, len(summary.findings),
+                      sum(summary.known_counts.values()), summary.chunks))
+
+
+def _label(action: Any, adversarial: bool) -> str:
+    """The action's label in the run's counters (as the Hypothesis lane labels it)."""
+    atype = action.get("type") if isinstance(action, dict) else None
+    return "<adversarial>" if adversarial else atype if isinstance(atype, str) else "<untyped>"
+
+
+class _VerdictCache:
+    """The payload check cached by the action's content. The lane asks whether an action is
+    valid, the model asks again inside `reduce`, and every probe check re-reduces a fresh copy
+    of the same action: one validation per distinct action instead of a dozen. The key is the
+    action's pickle (exact: same keys in the same order, same types), a few microseconds where
+    a validation costs tens; the check is a pure function of the content."""
+
+    def __init__(self, check: Callable[[Any], str | None], size: int = 8_192) -> None:
+        self.check = check
+        self.size = size
+        self.cache: dict[bytes, str | None] = {}
+        self.hits = 0
+        self.calls = 0
+
+    def __call__(self, action: Any) -> str | None:
+        self.calls += 1
+        try:
+            key = pickle.dumps(action, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # not plain data: check it every time
+            return self.check(action)
+        if key in self.cache:
+            self.hits += 1
+            return self.cache[key]
+        verdict = self.check(action)
+        if len(self.cache) >= self.size:
+            self.cache.clear()
+        self.cache[key] = verdict
+        return verdict

@@ -1,0 +1,253 @@
+"""The fast lane (harness/engine/fast.py): deterministic given the seed, mutated actions that
+are not valid-lane become probes, a seeded defect is found, and its finding replays."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+
+from harness.engine import fast
+from harness.engine.campaign import DEFAULT_LANE, LANES, RunConfig, run_campaign
+from harness.engine.events import EventBus
+from harness.engine.replay import replay
+from harness.invariants._json import fresh, fresh_copies
+from harness.reference import Profile
+from harness.targets.reference import ReferenceTarget
+
+from . import mutants
+
+P = Profile.named("0.7.0")
+
+
+def _run(seed: int, *, kinds: tuple[str, ...] = ("chat", "session"), target: Any = None,
+         schema: Any = None, hook: Any = None, chunks: int = 2, **kw: Any) -> Any:
+    config = RunConfig(
+        target=target or ReferenceTarget(P), target_spec="reference", target_is_model=target is None,
+        profile=P, seed=seed, budget_s=None, max_chunks=chunks, chunk_examples=6, kinds=kinds,
+        heartbeat_s=0, lane="fast", schema=schema, step_hook=hook, profiles=(P,), **kw,
+    )
+    return run_campaign(config, EventBus())
+
+
+def _recording() -> tuple[list[str], Any]:
+    seen: list[str] = []
+
+    def hook(kind: str, before: Any, action: Any, after: Any, malformed: bool) -> None:
+        seen.append(json.dumps([kind, action, after], sort_keys=True))
+
+    return seen, hook
+
+
+def test_same_seed_same_steps_other_seed_other_steps() -> None:
+    a, hook_a = _recording()
+    b, hook_b = _recording()
+    c, hook_c = _recording()
+    first = _run(5, hook=hook_a)
+    second = _run(5, hook=hook_b)
+    _run(6, hook=hook_c)
+    assert first.steps == second.steps > 50
+    assert a == b
+    assert a != c
+
+
+def test_fill_is_deterministic_given_its_seed() -> None:
+    strategy = st.lists(st.integers(), min_size=1)
+    assert fast.fill(strategy, 5, 11) == fast.fill(strategy, 5, 11)
+    assert fast.fill(strategy, 5, 11) != fast.fill(strategy, 5, 12)
+
+
+def _schema() -> Any:
+    spec_dir = os.environ.get("AHP_SPEC_DIR")
+    if not spec_dir:
+        pytest.skip("AHP_SPEC_DIR is not set: the schema decides which mutated actions are valid")
+    from harness.spec.action_schema import ActionSchema
+    from harness.spec.specdir import SpecDir
+
+    schema = ActionSchema.from_spec(SpecDir.from_env(None))
+    assert schema is not None
+    return schema.problem
+
+
+def test_mutated_actions_the_schema_rejects_are_probes(monkeypatch: pytest.MonkeyPatch) -> None:
+    problem = _schema()
+    monkeypatch.setattr(fast, "FIELD_MUTATION", 1.0)  # every step of a mutated trace: one field changed
+    valid: list[Any] = []
+
+    def hook(kind: str, before: Any, action: Any, after: Any, malformed: bool) -> None:
+        valid.append(action)
+
+    summary = _run(3, hook=hook, schema=problem, chunks=4)
+    stats = summary.extra["fastLane"]
+    assert stats["mutatedTraces"] > 0 and sum(stats["fieldMutations"].values()) > 50
+    assert stats["mutatedActionsProbed"] > 0  # some mutations broke the schema: sent as probes
+    assert valid, "no valid-lane step at all"
+    assert [a for a in valid if problem(a) is not None] == []  # none reached the valid lane
+    assert [a for a in valid if fast.repeats_an_id(a)] == []
+
+
+def test_without_a_schema_mutated_actions_are_probes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With no schema validator the model cannot tell a mutated field of the wrong type or
+    # range: only the pooled actions (valid by construction) may be valid-lane steps.
+    monkeypatch.setattr(fast, "FIELD_MUTATION", 1.0)
+    monkeypatch.setattr(fast, "RETARGET", 0.0)
+    judged: list[Any] = []
+    mutated: list[Any] = []
+    real_valid, real_mutate = fast.FastLane._valid, fast.Mutator.mutate
+
+    def valid(self: Any, model: Any, kind: str, action: Any) -> bool:
+        judged.append(action)
+        return real_valid(self, model, kind, action)
+
+    def mutate(self: Any, action: Any, state: Any) -> Any:
+        out = real_mutate(self, action, state)
+        if out[1] is not None:  # a field was changed
+            mutated.append(out[0])
+        return out
+
+    monkeypatch.setattr(fast.FastLane, "_valid", valid)
+    monkeypatch.setattr(fast.Mutator, "mutate", mutate)
+    summary = _run(4, chunks=3)
+    assert summary.extra["fastLane"]["mutatedActionsProbed"] > 0
+    changed = {id(a) for a in mutated}
+    assert judged and changed
+    assert [a for a in judged if id(a) in changed] == []
+
+
+def test_repeated_ids_and_emptied_containers_are_seen() -> None:
+    assert fast.repeats_an_id({"entries": [{"id": "e1"}, {"id": "e1"}]})
+    assert fast.repeats_an_id({"dirs": ["file:///a", "file:///a"]})
+    assert not fast.repeats_an_id({"entries": [{"id": "e1"}, {"id": "e2"}], "dirs": ["a", "b"]})
+    assert fast._empty({}) and fast._empty([]) and fast._empty({"q": None})
+    assert not fast._empty({"q": 1})
+
+
+def test_removing_the_last_answer_is_an_emptied_container() -> None:
+    import random
+
+    stats = fast.FastStats()
+    m = fast.Mutator(random.Random(0), stats)
+    action = {"type": "chat/inputRequested", "request": {"id": "r1", "answers": {"q1": {"state": "draft"}}}}
+    ops = set()
+    for _ in range(200):
+        out, op = m.mutate(action, {})
+        if isinstance(out.get("request"), dict) and out["request"].get("answers") in ({}, {"q1": None}):
+            ops.add(op)
+    assert ops == {fast.EMPTY_CONTAINER}
+
+
+def test_ids_by_key_names_ids_as_actions_do() -> None:
+    state = {"activeTurn": {"id": "t1", "responseParts": [{"toolCall": {"toolCallId": "tc1"}}]},
+             "queuedMessages": [{"id": "m1"}]}
+    ids = fast.ids_by_key(state)
+    assert ids["turnId"] == ["t1"] and ids["toolCallId"] == ["tc1"] and ids["queuedMessageId"] == ["m1"]
+
+
+def test_fast_lane_finds_a_seeded_defect_and_the_finding_replays() -> None:
+    name = "directory_set_duplicates"
+    kind, profile_name, _ = mutants.MUTANTS[name]
+    profile = Profile.named(profile_name)
+    broken = ReferenceTarget(profile, model=getattr(mutants, name)(profile))
+    summary = _run(1, kinds=(kind,), target=broken, chunks=10, max_findings=1)
+    assert len(summary.findings) == 1, summary.stopped_because
+    finding = summary.findings[0]
+    assert finding.extra["lane"] == "fast" and "shrink" in finding.extra
+    assert replay(finding, broken).reproduced
+    assert not replay(finding, ReferenceTarget(profile), target_is_model=True).reproduced
+
+
+def test_probe_copies_are_cached_by_identity_within_a_step() -> None:
+    state = {"a": [{"b": 1}], "c": {"d": [2, 3]}}
+    with fresh_copies():
+        one, two = fresh(state), fresh(state)
+        one["a"][0]["b"] = 99  # a reducer that mutates its copy
+        three = fresh(state)
+    assert one is not two and two == state and three == state and three["a"] is not two["a"]
+    assert fresh(state) == state and fresh(state) is not state
+
+
+def test_lane_options(tmp_path: Path) -> None:
+    assert set(LANES) == {"fast", "hypothesis"} and DEFAULT_LANE in LANES
+    with pytest.raises(ValueError, match="unknown lane"):
+        run_campaign(RunConfig(target=ReferenceTarget(P), target_spec="reference", target_is_model=True,
+                               profile=P, budget_s=None, max_chunks=1, lane="quick"), EventBus())
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--target", "reference", "--lane", "quick",
+         "--out", str(tmp_path / "x")], capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2 and "--lane" in proc.stderr
+    from harness.cli import build_parser
+
+    for command in ("run", "campaign"):
+        args = build_parser().parse_args([command, "--minutes", "1"] if command == "campaign" else [command])
+        assert args.lane == DEFAULT_LANE
+
+
+def test_a_bug_in_the_fast_lane_exits_3_with_a_finished_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    def broken(self: Any, arm: Any) -> None:
+        raise RuntimeError("boom: a bug in the fast lane")
+
+    monkeypatch.setattr(fast.FastLane, "run_arm", broken)
+    out = tmp_path / "out"
+    assert main(["run", "--out", str(out), "--budget", "5s", "--kinds", "terminal"]) == 3
+    assert "boom: a bug in the fast lane" in capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "error" and report["lane"] == "fast"
+
+
+def test_a_fill_stops_at_the_deadline() -> None:
+    lane = fast.Lane(P, fast.Model(P, check_payloads=True), ReferenceTarget(P))
+    calls = {"n": 0}
+
+    def stop_after_three() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 3
+
+    (entry,) = fast.fill(fast.seed_traces("chat", lane, 20, stop_after_three), 1, 7)
+    assert len(entry.steps) == 3
+
+
+_DIGEST = """
+import hashlib, json
+from harness.engine.campaign import RunConfig, run_campaign
+from harness.engine.events import EventBus
+from harness.reference import Profile
+from harness.targets.reference import ReferenceTarget
+P = Profile.named("0.7.0")
+h = hashlib.sha256()
+def hook(kind, before, action, after, malformed):
+    h.update(json.dumps([kind, action], sort_keys=True).encode())
+from harness.engine.stepper import Stepper
+real_probe = Stepper.probe
+def probe(self, action, now_ms):  # probes (adversarial and mutated actions) count too
+    h.update(json.dumps(["probe", self.kind, action], sort_keys=True, default=repr).encode())
+    return real_probe(self, action, now_ms)
+Stepper.probe = probe
+run_campaign(RunConfig(target=ReferenceTarget(P), target_spec="reference", target_is_model=True, profile=P,
+                       seed=9, budget_s=None, max_chunks=2, chunk_examples=8, kinds=("session", "chat"),
+                       heartbeat_s=0, lane="fast", step_hook=hook, profiles=(P,)), EventBus())
+print(h.hexdigest())
+"""
+
+
+def test_same_seed_same_steps_in_processes_with_other_string_hashing() -> None:
+    # Group arms (a session and its chats) included: nothing may depend on a set's order.
+    root = Path(__file__).resolve().parent.parent
+    digests = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        proc = subprocess.run([sys.executable, "-c", _DIGEST], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        digests.add(proc.stdout.strip())
+    assert len(digests) == 1
