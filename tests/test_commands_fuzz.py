@@ -54,7 +54,7 @@ def test_clean_host_command_run_is_clean(spec_dir: Any) -> None:
     # the machine's speed (fewer than 20 on a loaded machine)
     result = run_commands(CommandRunConfig(target="host:embedded", spec=spec_dir, seed=1, budget_s=BOUND_S,
                                            examples=4, stateful_examples=4, verify=False,
-                                           operation_cap_s=None))
+                                           operation_cap_s=None, max_rounds=1))
     serious = [(f.invariant, f.steps[f.failing_step].method, f.message) for f in result.findings
                if f.severity in ("violation", "divergence")]
     assert serious == []
@@ -66,7 +66,7 @@ def test_stateful_phase_chains_linked_commands(spec_dir: Any) -> None:
     result = run_commands(CommandRunConfig(
         target="host:embedded", spec=spec_dir, seed=2, budget_s=BOUND_S, phases=("stateful",), operation_cap_s=None,
         methods=("createSession", "createChat", "fetchTurns", "listSessions", "disposeSession", "resourceList"),
-        stateful_examples=6, verify=False))
+        stateful_examples=6, verify=False, max_rounds=1))
     assert result.phase_calls.get("stateful", 0) > 0, result.notices
     assert {"createSession", "createChat"} <= set(result.method_calls)
     assert [f for f in result.findings if f.severity == "violation"] == []
@@ -125,3 +125,48 @@ def test_multiroot_check_on_a_host_without_the_capability() -> None:
         assert multiroot(obs) is None
     finally:
         s.close()
+
+
+class _FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_budget_is_hard_no_call_is_sent_after_it(spec_dir: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call to the host costs 1 s on an injected clock (a slow host, simulated) and the
+    budget is 12 s: the run stops on the budget, no call reaches the host after it — not the rest
+    of the example in flight, not a confirming replay of a finding made at the end — and a call
+    cut short by the budget is not judged. (A 60 s budget once ran 66 s.)"""
+    from harness.bridge.app import HostLink
+
+    clock = _FakeClock()
+    sent: list[tuple[float, str]] = []
+    real = HostLink._call
+
+    async def slow_call(self: HostLink, method: str, params: Any, timeout_s: float | None = None) -> Any:
+        sent.append((clock.now, method))
+        clock.now += 1.0
+        return await real(self, method, params, timeout_s)
+
+    monkeypatch.setattr(HostLink, "_call", slow_call)
+    budget = 12.0
+    result = run_commands(CommandRunConfig(
+        target="host:embedded?defect=resource-read-traversal", spec=spec_dir, seed=2, budget_s=budget,
+        methods=("resourceRead",), operation_cap_s=None, clock=clock))
+    assert result.stopped_because == "budget"
+    assert sent, "no call was made"
+    late = [(t, m) for t, m in sent if t >= budget]
+    assert late == [], f"calls sent after the {budget:g} s budget: {late}"
+    assert result.elapsed_s <= budget + 1.0  # at most the call in flight when it ran out
+    assert not any("budget" in f.message for f in result.findings)  # a cut-short call is not judged
+
+
+def test_a_run_bounded_by_rounds_stops_on_them(spec_dir: Any) -> None:
+    result = run_commands(CommandRunConfig(target="host:embedded", spec=spec_dir, seed=1, budget_s=BOUND_S,
+                                           methods=("ping",), examples=2, phases=("positive",),
+                                           operation_cap_s=None, max_rounds=2, verify=False))
+    assert result.stopped_because == "rounds" and result.rounds == 2
+    assert result.method_calls == {"ping": 4}
