@@ -82,7 +82,8 @@ def test_a_host_that_is_not_ours_is_fuzzed_the_same_way(spec_dir: Any) -> None:
     assert found[0].extra["reproduced"] is True
 
 
-def test_cli_exit_codes_findings_and_replay(spec_dir: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_exit_codes_findings_and_replay(spec_dir: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     from harness.cli import main
 
     monkeypatch.setenv("AHP_SPEC_DIR", str(spec_dir.path))
@@ -92,6 +93,12 @@ def test_cli_exit_codes_findings_and_replay(spec_dir: Any, tmp_path: Path, monke
     assert rc == 1
     files = sorted((out / "findings").glob("cmd-confinement-*.json"))
     assert len(files) == 1
+    # its own header on stderr; results (finding, verdict, report, replay command) on stdout
+    printed = capsys.readouterr()
+    assert printed.err.startswith("ahp-fuzz commands: target host:embedded?defect=resource-read-traversal")
+    assert "ahp-fuzz run:" not in printed.err and "replay:" not in printed.err
+    assert f"report: {out / 'report.json'}" in printed.out.splitlines()
+    assert any(line.startswith("replay: ") and line.endswith(str(files[0])) for line in printed.out.splitlines())
     data = json.loads(files[0].read_text())
     assert data["format"] == "ahp-fuzz/command-finding" and data["invariant"]["id"] == "CMD-CONFINEMENT"
     assert "${ROOT}" in json.dumps(data["steps"]) and "/tmp/" not in json.dumps(data["steps"])

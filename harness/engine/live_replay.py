@@ -198,6 +198,7 @@ def result_lines(result: LiveReplayResult, finding: Finding, target: str) -> lis
         lines.append(f"reproduced after op {result.step}: {result.message}")
     else:
         lines.append("does not reproduce: every op passed the live checks for this invariant")
-    lines += [f"  also: {v.invariant} [{v.severity}] {v.message}" for v in (result.violations or [])
-              if v.invariant != finding.invariant][:10]
+    also = [f"  also: {v.invariant} [{v.severity}] {v.message}" for v in (result.violations or [])
+            if v.invariant != finding.invariant]
+    lines += list(dict.fromkeys(also))[:10]  # once each: one violation seen by several clients/attempts
     return lines
