@@ -57,3 +57,20 @@ def test_out_that_is_a_file_is_a_usage_error(tmp_path: Path, command: list[str])
     a_file.write_text("x")
     done = _cli(*command, "--out", str(a_file))
     assert done.returncode == 2 and "exists and is not a folder" in done.stderr
+
+
+def test_every_target_spelling_is_in_the_docs_table_and_the_error_message() -> None:
+    """docs/adapters.md said `ws://` and `host:embedded` were "not available yet" and lacked
+    `host-cmd:`; `--target nosuch:x` listed only the reducer spellings."""
+    from harness.targets.base import LIVE_PREFIXES, open_target
+
+    spellings = ["reference", "adapter:", "ts:", "js:", *LIVE_PREFIXES]
+    table = (ROOT / "docs" / "adapters.md").read_text(encoding="utf-8").split("## Target spellings", 1)[1]
+    table = table.split("\n## ", 1)[0]
+    rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
+    with pytest.raises(ValueError) as info:
+        open_target("nosuch:x")
+    for spelling in spellings:
+        assert any(f"`{spelling}" in row for row in rows), f"docs/adapters.md: no row for {spelling}"
+        assert spelling in str(info.value), f"the error does not name {spelling}"
+    assert "not available yet" not in table

@@ -135,9 +135,16 @@ def check_out_folder(out: Path) -> None:
 
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder")
+    made = [d for d in (out, *out.parents) if not d.exists()]  # what the probe creates, deepest first
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out, prefix=".ahp-fuzz-probe-"):
             pass
     except OSError as e:
         raise UsageError(f"--out {out}: cannot write there ({e.strerror or e})") from None
+    finally:
+        for d in made:  # leave nothing behind: the run makes its folder when it starts
+            try:
+                d.rmdir()
+            except OSError:
+                break
