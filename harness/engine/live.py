@@ -261,11 +261,13 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
     bus.emit(Shrinking(found.invariant, LIVE_KIND, len(found.steps)))
     left = control.time_left()
     budget = cfg.shrink_budget_s if left is None else max(0.0, min(cfg.shrink_budget_s, left - 1.0))
-    shrinker = LiveShrinker(cfg.url, loop=loop, budget_s=budget)
+    shrinker = LiveShrinker(cfg.url, loop=loop, budget_s=budget, request_timeout_s=cfg.request_timeout_s)
     finding = shrinker.shrink(found) if budget > 0 else found
     finding.extra["shrink"] = {"stepsFound": len(found.steps), "stepsShrunk": len(finding.steps),
                                "replays": shrinker.attempts}
-    reproduced = replay_live(finding, cfg.url, loop=loop).reproduced
+    # the run's request timeout, not the default: on a loaded machine a slow answer made a true
+    # finding "flaky"
+    reproduced = replay_live(finding, cfg.url, loop=loop, request_timeout_s=cfg.request_timeout_s).reproduced
     if not reproduced:
         finding.extra["flaky"] = True
     rec.suppressed.add(finding.invariant)

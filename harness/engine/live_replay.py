@@ -128,9 +128,10 @@ class LiveShrinker:
     """ddmin over a live finding's ops (each candidate is a replay against the host), bounded."""
 
     def __init__(self, url: str, *, loop: EventLoopThread | None = None, budget_s: float = 10.0,
-                 max_attempts: int = 200) -> None:
+                 max_attempts: int = 200, request_timeout_s: float = 5.0) -> None:
         self.url = url
         self.loop = loop
+        self.request_timeout_s = request_timeout_s  # the run's: a slow answer is not "does not reproduce"
         self.budget_s = budget_s
         self.max_attempts = max_attempts
         self.attempts = 0
@@ -141,7 +142,7 @@ class LiveShrinker:
 
     def _check(self, f: Finding) -> LiveReplayResult | None:
         self.attempts += 1
-        result = replay_live(f, self.url, loop=self.loop)
+        result = replay_live(f, self.url, loop=self.loop, request_timeout_s=self.request_timeout_s)
         return result if result.reproduced else None
 
     def shrink(self, finding: Finding) -> Finding:
