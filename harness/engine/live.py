@@ -37,7 +37,7 @@ from .campaign import RunConfig, RunSummary
 from .control import RunControl
 from .events import EventBus, FindingFound, KnownSeen, Progress, RunFinished, RunStarted, Shrinking
 from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, session_ops, setup_ops
-from .live_replay import LIVE_KIND, LiveShrinker, finding_from_run, replay_live
+from .live_replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
 from .live_run import DEFAULT_CLIENTS, DEFAULT_SKIP, ClientSpec, EventLoopThread, LiveRun
 
 
@@ -265,9 +265,11 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
     finding = shrinker.shrink(found) if budget > 0 else found
     finding.extra["shrink"] = {"stepsFound": len(found.steps), "stepsShrunk": len(finding.steps),
                                "replays": shrinker.attempts}
-    # the run's request timeout, not the default: on a loaded machine a slow answer made a true
-    # finding "flaky"
-    reproduced = replay_live(finding, cfg.url, loop=loop, request_timeout_s=cfg.request_timeout_s).reproduced
+    # confirmed as `ahp-fuzz replay` confirms it (REPLAY_ATTEMPTS: a host's behaviour may depend on
+    # its history, which the shrinker's replays moved on by as many as its time allowed), with the
+    # run's request timeout (the 5 s default made a slow answer on a loaded machine "flaky")
+    reproduced = replay_live(finding, cfg.url, loop=loop, request_timeout_s=cfg.request_timeout_s,
+                             attempts=REPLAY_ATTEMPTS).reproduced
     if not reproduced:
         finding.extra["flaky"] = True
     rec.suppressed.add(finding.invariant)
