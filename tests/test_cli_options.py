@@ -66,7 +66,9 @@ def test_internal_error_exits_3_finalizes_the_report_and_saves_the_traceback(
 
     monkeypatch.setattr(campaign, "build_machine", broken)
     out = tmp_path / "out"
-    assert exit_code(["run", "--out", str(out), "--budget", "2s"]) == 3
+    # the first machine fails at once; a long budget so that a loaded machine's start-up never
+    # spends it first (a 2 s budget did: the run ended clean before building a machine)
+    assert exit_code(["run", "--out", str(out), "--budget", "60s"]) == 3
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: boom: a bug in the engine" in err
     assert "Traceback" not in err
