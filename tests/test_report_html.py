@@ -85,7 +85,7 @@ def campaign_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
            "--out", str(out), "--quiet"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=180, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stderr.strip().splitlines()[-1] == f"report: {out / 'index.html'}"
+    assert done.stdout.strip().splitlines()[-1] == str(out / "index.html")  # results on stdout, the page last
     return out
 
 
