@@ -210,7 +210,7 @@ def _print_report(results: list[Result], header: str, as_json: bool, notes: list
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(soft_wrap=True)  # a log keeps each line whole, whatever the terminal width
     console.print(header, markup=False, highlight=False)
     for line in notes or []:
         console.print(line, markup=False, highlight=False)

@@ -18,6 +18,9 @@ ordinary test run is untouched.
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +51,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fuzz: bounded, deterministic fuzz tier (pytest -m fuzz)")
+
+
+def replay_program() -> str:
+    """ahp-fuzz as a replay line spells it: the console script beside this interpreter, by its
+    full path (a CI log's line works without the virtualenv on PATH), else this interpreter's
+    `-m harness.cli` (it has ahp-fuzz: it loaded this plugin)."""
+    script = Path(sys.executable).with_name("ahp-fuzz")
+    if script.is_file() and os.access(script, os.X_OK):
+        return shlex.quote(str(script.absolute()))
+    return f"{shlex.quote(sys.executable)} -m harness.cli"
 
 
 class AhpFailure(Exception):
@@ -199,7 +212,7 @@ class AhpItem(pytest.Item):
             lines += [f"  note: {n}" for n in run.notes]
             for f in summary.findings:
                 lines.append(f"  {f.invariant} [{f.severity}] {f.title}: {f.message}")
-                lines.append(f"    replay: {f.replay_command(written.get(f.signature))}")
+                lines.append(f"    replay: {f.replay_command(written.get(f.signature), replay_program())}")
             raise AhpFailure("\n".join(lines))
 
     # -- corpus --------------------------------------------------------------------------------
@@ -214,7 +227,7 @@ class AhpItem(pytest.Item):
             finding, run.target(), target_is_model=run.is_model, schema=run.schema(),
             baseline=run.baseline, profile=run.choice.profile if self.config.getoption("ahp_profile") else None,
         )
-        command = f"ahp-fuzz replay {self.job} --target '{run.target_spec}'"
+        command = f"{replay_program()} replay {shlex.quote(str(self.job))} --target {shlex.quote(run.target_spec)}"
         if finding.severity == "known" and not result.reproduced:
             raise AhpFailure(f"stale known finding {self.job}: {result.summary(finding)}\n  replay: {command}")
         if finding.severity != "known" and result.reproduced:
@@ -253,4 +266,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     run = _Run(config)
     config.add_cleanup(run.close)
-    items.extend(_items(session, run))
+    added = list(_items(session, run))
+    items.extend(added)
+    # Items made here were not part of any collector's report: report them as collected, so that
+    # the header says "collected N items" and `--collect-only` counts them like any test.
+    config.hook.pytest_collectreport(report=pytest.CollectReport("ahp-fuzz", "passed", None, added))

@@ -19,8 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 FAULT_ADAPTER = Path(__file__).resolve().with_name("fault_adapter.py")
 #: How ahp-fuzz is started in these tests (the program the replay commands name).
 AHP_FUZZ = [sys.executable, "-m", "harness.cli"]
-#: Slack on top of a budget: start-up of two interpreters, closing, writing (generous: CI is slow).
-SLACK_S = 10.0
 
 
 def adapter(*flags: str) -> str:

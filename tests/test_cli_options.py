@@ -66,8 +66,9 @@ def test_internal_error_exits_3_finalizes_the_report_and_saves_the_traceback(
 
     monkeypatch.setattr(campaign, "build_machine", broken)
     out = tmp_path / "out"
-    # The Hypothesis lane's machine is the broken part (tests/test_fast_lane.py breaks the fast lane's).
-    assert exit_code(["run", "--out", str(out), "--budget", "2s", "--lane", "hypothesis"]) == 3
+    # The Hypothesis lane's machine is the broken part (tests/test_fast_lane.py breaks the fast lane's);
+    # a long budget so that a loaded machine's start-up never spends it first (a 2 s budget did)
+    assert exit_code(["run", "--out", str(out), "--budget", "60s", "--lane", "hypothesis"]) == 3
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: boom: a bug in the engine" in err
     assert "Traceback" not in err
@@ -82,7 +83,8 @@ def test_a_clean_run_exits_0_and_a_finding_exits_1(tmp_path: Path) -> None:
     assert exit_code(["run", "--out", str(tmp_path / "clean"), "--budget", "1s", "--kinds", "terminal"]) == 0
     from tests.faults import adapter
 
-    rc = exit_code(["run", "--out", str(tmp_path / "found"), "--budget", "20s", "--kinds", "chat",
+    # it stops at its first finding: the long budget only keeps a loaded machine from deciding it
+    rc = exit_code(["run", "--out", str(tmp_path / "found"), "--budget", "120s", "--kinds", "chat",
                     "--max-findings", "1", "--target", adapter("--diverge-on", "chat/turnStarted")])
     assert rc == 1
 

@@ -17,13 +17,14 @@ pytestmark = pytest.mark.live
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )
 
 
 def test_replay_of_a_live_finding_refuses_a_remote_host_without_allow_remote(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    found = _cli("run", "--target", "host:embedded?defect=seq-repeat", "--budget", "30s",
+    # stops at its first finding; the budget and the request timeout are hang guards only
+    found = _cli("run", "--target", "host:embedded?defect=seq-repeat", "--budget", "120s", "--timeout", "60",
                  "--seed", "1", "--max-findings", "1", "--quiet", "--out", str(out))
     assert found.returncode == 1, found.stderr
     (finding,) = sorted((out / "findings").glob("*.json"))

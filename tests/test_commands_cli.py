@@ -26,6 +26,7 @@ def test_without_a_spec_dir_it_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
         (["--target", "ws://10.1.2.3:9/"], "loopback"),
         (["--target", "host:elsewhere"], "host:embedded"),
         (["--target", "host:embedded?defect=no-such-defect"], "unknown defect"),
+        (["--out", "/proc/forbidden"], "--out /proc/forbidden: cannot write there"),
     ],
 )
 def test_bad_options_are_usage_errors(spec_dir: Any, tmp_path: Path, capsys: Any, argv: list[str], message: str) -> None:

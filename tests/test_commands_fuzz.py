@@ -50,8 +50,11 @@ def test_each_command_defect_is_found_and_reproduces(spec_dir: Any, defect: str)
 
 
 def test_clean_host_command_run_is_clean(spec_dir: Any) -> None:
-    result = run_commands(CommandRunConfig(target="host:embedded", spec=spec_dir, seed=1, budget_s=5,
-                                           examples=4, stateful_examples=4, verify=False))
+    # bounded by the examples drawn, not by the clock: a 5 s budget made the number of calls
+    # the machine's speed (fewer than 20 on a loaded machine)
+    result = run_commands(CommandRunConfig(target="host:embedded", spec=spec_dir, seed=1, budget_s=BOUND_S,
+                                           examples=4, stateful_examples=4, verify=False,
+                                           operation_cap_s=None, max_rounds=1))
     serious = [(f.invariant, f.steps[f.failing_step].method, f.message) for f in result.findings
                if f.severity in ("violation", "divergence")]
     assert serious == []
@@ -61,9 +64,9 @@ def test_clean_host_command_run_is_clean(spec_dir: Any) -> None:
 
 def test_stateful_phase_chains_linked_commands(spec_dir: Any) -> None:
     result = run_commands(CommandRunConfig(
-        target="host:embedded", spec=spec_dir, seed=2, budget_s=4, phases=("stateful",),
+        target="host:embedded", spec=spec_dir, seed=2, budget_s=BOUND_S, phases=("stateful",), operation_cap_s=None,
         methods=("createSession", "createChat", "fetchTurns", "listSessions", "disposeSession", "resourceList"),
-        stateful_examples=6, verify=False))
+        stateful_examples=6, verify=False, max_rounds=1))
     assert result.phase_calls.get("stateful", 0) > 0, result.notices
     assert {"createSession", "createChat"} <= set(result.method_calls)
     assert [f for f in result.findings if f.severity == "violation"] == []
@@ -79,7 +82,8 @@ def test_a_host_that_is_not_ours_is_fuzzed_the_same_way(spec_dir: Any) -> None:
     assert found[0].extra["reproduced"] is True
 
 
-def test_cli_exit_codes_findings_and_replay(spec_dir: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_exit_codes_findings_and_replay(spec_dir: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     from harness.cli import main
 
     monkeypatch.setenv("AHP_SPEC_DIR", str(spec_dir.path))
@@ -89,6 +93,12 @@ def test_cli_exit_codes_findings_and_replay(spec_dir: Any, tmp_path: Path, monke
     assert rc == 1
     files = sorted((out / "findings").glob("cmd-confinement-*.json"))
     assert len(files) == 1
+    # its own header on stderr; results (finding, verdict, report, replay command) on stdout
+    printed = capsys.readouterr()
+    assert printed.err.startswith("ahp-fuzz commands: target host:embedded?defect=resource-read-traversal")
+    assert "ahp-fuzz run:" not in printed.err and "replay:" not in printed.err
+    assert f"report: {out / 'report.json'}" in printed.out.splitlines()
+    assert any(line.startswith("replay: ") and line.endswith(str(files[0])) for line in printed.out.splitlines())
     data = json.loads(files[0].read_text())
     assert data["format"] == "ahp-fuzz/command-finding" and data["invariant"]["id"] == "CMD-CONFINEMENT"
     assert "${ROOT}" in json.dumps(data["steps"]) and "/tmp/" not in json.dumps(data["steps"])
@@ -122,3 +132,48 @@ def test_multiroot_check_on_a_host_without_the_capability() -> None:
         assert multiroot(obs) is None
     finally:
         s.close()
+
+
+class _FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_budget_is_hard_no_call_is_sent_after_it(spec_dir: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call to the host costs 1 s on an injected clock (a slow host, simulated) and the
+    budget is 12 s: the run stops on the budget, no call reaches the host after it — not the rest
+    of the example in flight, not a confirming replay of a finding made at the end — and a call
+    cut short by the budget is not judged. (A 60 s budget once ran 66 s.)"""
+    from harness.bridge.app import HostLink
+
+    clock = _FakeClock()
+    sent: list[tuple[float, str]] = []
+    real = HostLink._call
+
+    async def slow_call(self: HostLink, method: str, params: Any, timeout_s: float | None = None) -> Any:
+        sent.append((clock.now, method))
+        clock.now += 1.0
+        return await real(self, method, params, timeout_s)
+
+    monkeypatch.setattr(HostLink, "_call", slow_call)
+    budget = 12.0
+    result = run_commands(CommandRunConfig(
+        target="host:embedded?defect=resource-read-traversal", spec=spec_dir, seed=2, budget_s=budget,
+        methods=("resourceRead",), operation_cap_s=None, clock=clock))
+    assert result.stopped_because == "budget"
+    assert sent, "no call was made"
+    late = [(t, m) for t, m in sent if t >= budget]
+    assert late == [], f"calls sent after the {budget:g} s budget: {late}"
+    assert result.elapsed_s <= budget + 1.0  # at most the call in flight when it ran out
+    assert not any("budget" in f.message for f in result.findings)  # a cut-short call is not judged
+
+
+def test_a_run_bounded_by_rounds_stops_on_them(spec_dir: Any) -> None:
+    result = run_commands(CommandRunConfig(target="host:embedded", spec=spec_dir, seed=1, budget_s=BOUND_S,
+                                           methods=("ping",), examples=2, phases=("positive",),
+                                           operation_cap_s=None, max_rounds=2, verify=False))
+    assert result.stopped_because == "rounds" and result.rounds == 2
+    assert result.method_calls == {"ping": 4}

@@ -1,7 +1,9 @@
 """Fault injection: adapters that misbehave, each under a small hard budget, in real processes.
 
-Each test asserts the exit code, the time taken against the budget (generous: budget + 10 s),
-the report's status, that no process of the adapter is left, and that nothing found is lost.
+Each test asserts the exit code, the report's status and why the run stopped, that no process of
+the adapter is left, and that nothing found is lost. None asserts how long a run took: on a busy
+machine that is the machine's speed, not the harness' (the budget mechanism itself is tested on an
+injected clock in tests/test_engine_control.py); each run has only a generous hang guard.
 The runs start together (they mostly wait on budgets and timeouts), so the module costs about
 as long as its longest run.
 """
@@ -12,25 +14,29 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults import SLACK_S, Finished, adapter, assert_gone, run_many
+from tests.faults import Finished, adapter, assert_gone, run_many
 
+#: Budgets are long enough that the adapter's start-up (capped by the budget) never decides a test
+#: on a loaded machine; the runs that find something stop at their first finding (--max-findings 1).
 SCENARIOS: dict[str, list[str]] = {
     # hangs after 3 replies and ignores SIGTERM; starts a grandchild in its process group
-    "hang": ["--budget", "8s", "--timeout", "1", "--kinds", "chat,session", "--target",
+    "hang": ["--budget", "20s", "--timeout", "1", "--kinds", "chat,session", "--target",
              adapter("--hang-after", "3", "--ignore-term", "--pidfile", "{dir}/adapter.pid",
                      "--child-pidfile", "{dir}/child.pid")],
     "hang-before": ["--budget", "2s", "--target", adapter("--hang-before", "--pidfile", "{dir}/adapter.pid")],
-    "slow": ["--budget", "4s", "--target", adapter("--slow", "50", "--pidfile", "{dir}/adapter.pid")],
-    "garbage": ["--budget", "8s", "--kinds", "chat", "--max-findings", "1", "--target",
+    "slow": ["--budget", "10s", "--target", adapter("--slow", "50", "--pidfile", "{dir}/adapter.pid")],
+    "garbage": ["--budget", "60s", "--kinds", "chat", "--max-findings", "1", "--target",
                 adapter("--garbage-after", "3", "--pidfile", "{dir}/adapter.pid")],
-    "crash": ["--budget", "8s", "--kinds", "chat", "--max-findings", "1", "--target",
+    "crash": ["--budget", "60s", "--kinds", "chat", "--max-findings", "1", "--target",
               adapter("--crash-after", "3", "--pidfile", "{dir}/adapter.pid")],
-    "signal": ["--budget", "8s", "--kinds", "session", "--max-findings", "1", "--target",
+    "signal": ["--budget", "60s", "--kinds", "session", "--max-findings", "1", "--target",
                adapter("--signal-after", "3", "--pidfile", "{dir}/adapter.pid")],
-    "huge": ["--budget", "4s", "--kinds", "terminal", "--max-steps", "5", "--target",
+    "huge": ["--budget", "15s", "--kinds", "terminal", "--max-steps", "5", "--target",
              adapter("--huge-replies", "--pidfile", "{dir}/adapter.pid")],
-    "partial": ["--budget", "4s", "--target", adapter("--kinds", "terminal")],
-    "partial-asked": ["--budget", "1s", "--kinds", "chat", "--target", adapter("--kinds", "terminal")],
+    "partial": ["--budget", "20s", "--target", adapter("--kinds", "terminal")],
+    # refused at setup: the budget is long so that it never caps how long the adapter may take
+    # to announce itself (a 1 s budget did on a loaded machine: "no announcement within 1 s")
+    "partial-asked": ["--budget", "60s", "--kinds", "chat", "--target", adapter("--kinds", "terminal")],
 }
 
 
@@ -45,10 +51,10 @@ def _pids(r: Finished, *names: str) -> list[Path]:
 
 def test_adapter_that_stops_answering_costs_at_most_the_budget(runs: dict[str, Finished]) -> None:
     """It hangs after 3 replies (and ignores SIGTERM): one TARGET-TIMEOUT finding, the hung
-    kind is dropped instead of every later step waiting out its timeout, and the run ends on time."""
+    kind is dropped instead of every later step waiting out its timeout (a notice),
+    and the run ends on its budget."""
     r = runs["hang"]
     assert r.rc == 1, r.stderr
-    assert r.elapsed < 8 + SLACK_S
     report = r.report()
     assert report["status"] == "finished"
     assert [f["invariant"] for f in report["findings"]][:1] == ["TARGET-TIMEOUT"]
@@ -61,28 +67,26 @@ def test_adapter_that_stops_answering_costs_at_most_the_budget(runs: dict[str, F
 def test_adapter_that_hangs_before_announcing_is_a_setup_error_within_the_budget(runs: dict[str, Finished]) -> None:
     r = runs["hang-before"]
     assert r.rc == 2, r.stderr
-    assert r.elapsed < 2 + SLACK_S
     assert "no announcement line within 2 s" in r.stderr
     assert "Traceback" not in r.stderr
     assert_gone(*_pids(r, "adapter.pid"))
 
 
 def test_slow_correct_adapter_ends_on_the_budget_not_on_a_chunk(runs: dict[str, Finished]) -> None:
-    """50 ms per request: a chunk of 25 sequences × 40 steps would take ~50 s; the budget is 4 s."""
+    """50 ms per request: a chunk of 25 sequences × 40 steps would take ~50 s; the budget is 10 s.
+    Ended by the budget (the report says so), inside the first chunk: at 50 ms a request (a lower
+    bound, whatever the load) 10 s allow at most 200 requests, far fewer steps than a chunk."""
     r = runs["slow"]
     assert r.rc == 0, r.stderr
-    assert r.elapsed < 4 + SLACK_S
     report = r.report()
     assert report["status"] == "finished" and report["stoppedBecause"] == "budget"
-    assert report["elapsedSeconds"] < 5.0
-    assert report["steps"] > 0 and report["findings"] == []
+    assert 0 < report["steps"] <= 10 / 0.05 and report["findings"] == []
     assert_gone(*_pids(r, "adapter.pid"))
 
 
 def test_garbage_on_stdout_is_a_crash_finding(runs: dict[str, Finished]) -> None:
     r = runs["garbage"]
     assert r.rc == 1, r.stderr
-    assert r.elapsed < 8 + SLACK_S
     (finding,) = r.report()["findings"]
     assert finding["invariant"] == "TARGET-CRASH" and "not JSON" in finding["message"]
     assert Path(finding["file"]).is_file()
@@ -92,7 +96,6 @@ def test_garbage_on_stdout_is_a_crash_finding(runs: dict[str, Finished]) -> None
 def test_adapter_that_exits_mid_run_is_a_crash_finding_and_is_restarted(runs: dict[str, Finished]) -> None:
     r = runs["crash"]
     assert r.rc == 1, r.stderr
-    assert r.elapsed < 8 + SLACK_S
     report = r.report()
     assert report["status"] == "finished"
     crash = next(f for f in report["findings"] if f["invariant"] == "TARGET-CRASH")
@@ -104,7 +107,6 @@ def test_adapter_that_exits_mid_run_is_a_crash_finding_and_is_restarted(runs: di
 def test_adapter_killed_by_a_signal_is_a_crash_finding(runs: dict[str, Finished]) -> None:
     r = runs["signal"]
     assert r.rc == 1, r.stderr
-    assert r.elapsed < 8 + SLACK_S
     (finding,) = r.report()["findings"]
     assert finding["invariant"] == "TARGET-CRASH" and "SIGSEGV" in finding["message"]
     assert_gone(*_pids(r, "adapter.pid"))
@@ -114,7 +116,6 @@ def test_huge_replies_do_not_stall_or_break_the_run(runs: dict[str, Finished]) -
     """Every reply padded to 4 MiB (the same JSON value): read whole, no deadlock, no finding."""
     r = runs["huge"]
     assert r.rc == 0, r.stderr + r.stdout
-    assert r.elapsed < 4 + SLACK_S
     report = r.report()
     assert report["steps"] > 0 and report["findings"] == []
     assert_gone(*_pids(r, "adapter.pid"))

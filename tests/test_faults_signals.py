@@ -1,11 +1,14 @@
 """Fault injection: SIGINT, SIGTERM and kill -9 delivered to a running `ahp-fuzz run`, mid-run,
-mid-hang and mid-shrink. A signal ends the run within a second or two with the report finalized
+mid-hang and mid-shrink. A signal ends the run promptly with the report finalized
 as "interrupted", junit.xml and the summary written, and the adapter's whole process group
 ended; kill -9 leaves a report that says "running" but agrees with the findings saved, and the
 next ahp-fuzz that reads it says the run died.
 
-The four scenarios run at once (each in its own thread, timed on its own); the tests then
-check what each left behind.
+The four scenarios run at once (each in its own thread); the tests then check what each left
+behind. "Promptly" is tested by the mechanism, not by the machine's speed: every run has a
+600 s budget (and the hung adapter a 600 s timeout), so a run that did not stop on the signal
+would outlive the hang guard after it (STOP_GUARD_S) by minutes, while one that did ends
+well inside it however loaded the machine is.
 """
 
 from __future__ import annotations
@@ -24,15 +27,16 @@ import pytest
 
 from tests.faults import Finished, adapter, assert_gone, cli, finish, read_report, start, wait_for
 
-#: A stop must take no longer than this after the signal (generous for a loaded CI machine).
-STOP_S = 5.0
+#: A hang guard after the signal, never a speed claim: far below the 600 s a run would go on
+#: without a stop, far above what a stop takes on a loaded machine.
+STOP_GUARD_S = 90.0
+BUDGET = "600s"
 
 
 @dataclass
 class Outcome:
     folder: Path
     done: Finished | None = None
-    took: float = 0.0  # from the signal to the end of the process
     seen: str = ""  # stderr read before the signal
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -43,40 +47,38 @@ def _stepping(folder: Path) -> bool:
 
 
 def _signal(proc: subprocess.Popen[str], folder: Path, sig: int, t0: float, o: Outcome) -> None:
-    sent = time.monotonic()
     os.kill(proc.pid, sig)
-    o.done = finish(proc, folder, t0, timeout=30)
-    o.took = time.monotonic() - sent
+    o.done = finish(proc, folder, t0, timeout=STOP_GUARD_S)
 
 
 def _sigint_mid_run(base: Path, o: Outcome) -> None:
     t0 = time.monotonic()
-    proc, folder = start(base, "--budget", "60s", "--target",
+    proc, folder = start(base, "--budget", BUDGET, "--target",
                          adapter("--slow", "20", "--ignore-term", "--pidfile", f"{base}/adapter.pid",
                                  "--child-pidfile", f"{base}/child.pid"))
     o.folder = folder
-    wait_for(lambda: _stepping(folder), 40, "the run to step")
+    wait_for(lambda: _stepping(folder), 120, "the run to step")
     _signal(proc, folder, signal.SIGINT, t0, o)
 
 
 def _sigterm_mid_hang(base: Path, o: Outcome) -> None:
     t0 = time.monotonic()
-    proc, folder = start(base, "--budget", "60s", "--timeout", "20", "--kinds", "chat", "--target",
+    proc, folder = start(base, "--budget", BUDGET, "--timeout", "600", "--kinds", "chat", "--target",
                          adapter("--hang-after", "5", "--ignore-term", "--pidfile", f"{base}/adapter.pid"))
     o.folder = folder
     wait_for(lambda: (read_report(folder) or {}).get("progress", {}).get("elapsedSeconds", 0) >= 3,
-             40, "a heartbeat while the target hangs")
+             120, "a heartbeat while the target hangs")
     _signal(proc, folder, signal.SIGTERM, t0, o)
 
 
 def _sigterm_mid_shrink(base: Path, o: Outcome) -> None:
     t0 = time.monotonic()
-    proc, folder = start(base, "--budget", "60s", "--kinds", "chat", "--target",
+    proc, folder = start(base, "--budget", BUDGET, "--kinds", "chat", "--target",
                          adapter("--slow", "40", "--diverge-on", "chat/turnStarted",
                                  "--pidfile", f"{base}/adapter.pid"))
     o.folder = folder
     assert proc.stderr is not None
-    deadline = time.monotonic() + 50
+    deadline = time.monotonic() + 120
     while "shrinking" not in o.seen and time.monotonic() < deadline:
         line = proc.stderr.readline()
         if not line:
@@ -87,13 +89,13 @@ def _sigterm_mid_shrink(base: Path, o: Outcome) -> None:
 
 
 def _kill_9(base: Path, o: Outcome) -> None:
-    proc, folder = start(base, "--budget", "60s", "--kinds", "chat", "--target",
+    proc, folder = start(base, "--budget", BUDGET, "--kinds", "chat", "--target",
                          adapter("--slow", "10", "--diverge-on", "chat/turnStarted",
                                  "--pidfile", f"{base}/adapter.pid"))
     o.folder = folder
-    wait_for(lambda: (r := read_report(folder)) and r["findings"], 50, "a finding")
+    wait_for(lambda: (r := read_report(folder)) and r["findings"], 120, "a finding")
     os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=10)
+    proc.communicate(timeout=60)
     o.extra["report"] = read_report(folder)
     assert o.extra["report"] is not None
     finding_file = Path(o.extra["report"]["findings"][0]["file"])
@@ -144,7 +146,6 @@ def _outcome(outcomes: dict[str, Outcome], name: str) -> Outcome:
 def test_sigint_mid_run_finalizes_the_report_and_ends_the_adapter_group(outcomes: dict[str, Outcome]) -> None:
     o = _outcome(outcomes, "sigint")
     assert o.done is not None and o.done.rc == 130, o.done and o.done.stderr
-    assert o.took < STOP_S
     report = o.done.report()
     assert report["status"] == "interrupted" and report["stoppedBecause"] == "SIGINT"
     assert report["progress"]["findings"] == len(report["findings"])
@@ -155,11 +156,10 @@ def test_sigint_mid_run_finalizes_the_report_and_ends_the_adapter_group(outcomes
 
 
 def test_sigterm_while_the_target_hangs_stops_at_once(outcomes: dict[str, Outcome]) -> None:
-    """The step waits on a hung adapter with a 20 s timeout: SIGTERM does not wait it out.
+    """The step waits on a hung adapter with a 600 s timeout: SIGTERM does not wait it out.
     Meanwhile the heartbeat kept report.json current (the scenario waited for it)."""
     o = _outcome(outcomes, "hang")
     assert o.done is not None and o.done.rc == 143, o.done and o.done.stderr
-    assert o.took < STOP_S
     report = o.done.report()
     assert report["status"] == "interrupted" and report["stoppedBecause"] == "SIGTERM"
     assert report["findings"] == []  # a hang cut short by the stop is not a finding
@@ -174,7 +174,6 @@ def test_sigterm_mid_shrink_keeps_the_finding(outcomes: dict[str, Outcome]) -> N
     o = _outcome(outcomes, "shrink")
     assert "shrinking" in o.seen, o.seen
     assert o.done is not None and o.done.rc == 143, o.seen + o.done.stderr
-    assert o.took < STOP_S
     report = o.done.report()
     assert report["status"] == "interrupted"
     (entry,) = report["findings"]

@@ -26,7 +26,8 @@ def test_every_protocol_defect_has_a_focus() -> None:
 def test_defect_is_reported_and_its_finding_replays(defect: str) -> None:
     # bounded by what is drawn (4 chunks of 3 machine runs; seed 0 finds each in the first), with
     # a wall-clock cap that only a badly overloaded machine would reach
-    result = run_focused(defect, seed=0, budget_s=120.0, max_chunks=4, shrink_budget_s=2.0)
+    result = run_focused(defect, seed=0, budget_s=120.0, max_chunks=4, shrink_budget_s=2.0,
+                         request_timeout_s=60.0)  # a hang guard: a slow answer on a busy machine is no defect
     wanted = [f for f in result.findings if f.invariant in caught_by(defect)]
     assert wanted, (
         f"{defect}: not reported as one of {sorted(caught_by(defect))} in {result.steps} steps "
@@ -38,9 +39,9 @@ def test_defect_is_reported_and_its_finding_replays(defect: str) -> None:
     try:
         # a host's behaviour may depend on its history (seq-repeat counts envelopes): 3 attempts
         # `death`: a host that dies (dies-on-null) is a TARGET-DIED finding only when its death is known
-        assert replay_live(finding, bad.url, attempts=3, death=bad.death).reproduced, (
+        assert replay_live(finding, bad.url, attempts=3, death=bad.death, request_timeout_s=60.0).reproduced, (
             f"{defect}: the finding does not replay on its host")
-        assert not replay_live(finding, good.url, attempts=3, death=good.death).reproduced, (
+        assert not replay_live(finding, good.url, attempts=3, death=good.death, request_timeout_s=60.0).reproduced, (
             f"{defect}: it also fails on the clean host")
     finally:
         bad.close()

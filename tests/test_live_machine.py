@@ -17,6 +17,11 @@ from harness.targets.live import LiveTarget
 
 pytestmark = pytest.mark.live
 
+#: The clients' per-request timeout in these tests: a hang guard, not a speed claim (the default
+#: 5 s made a loaded machine's slow `ping` answer a TARGET-TIMEOUT finding). Tests of the timeout
+#: itself use a host that never answers (tests/test_live_target.py).
+GUARD_S = 60.0
+
 
 @pytest.fixture
 def host() -> Iterator[LiveTarget]:
@@ -39,7 +44,7 @@ def _setup(run: LiveRun, n: int = 2, dirs: list[str] | None = None) -> str:
 
 
 def test_clients_reconcile_and_converge(host: LiveTarget) -> None:
-    run = LiveRun(host.url)
+    run = LiveRun(host.url, request_timeout_s=GUARD_S)
     try:
         s = _setup(run)
         chat = next(ch for ch, k in run.kinds.items() if k == "chat")
@@ -58,7 +63,7 @@ def test_clients_reconcile_and_converge(host: LiveTarget) -> None:
 
 
 def test_required_rejections_and_silence(host: LiveTarget) -> None:
-    run = LiveRun(host.url)
+    run = LiveRun(host.url, request_timeout_s=GUARD_S)
     try:
         _setup(run)
         chat = next(ch for ch, k in run.kinds.items() if k == "chat")
@@ -79,7 +84,7 @@ def test_required_rejections_and_silence(host: LiveTarget) -> None:
 
 
 def test_reconnect_replays_what_was_missed(host: LiveTarget) -> None:
-    run = LiveRun(host.url)
+    run = LiveRun(host.url, request_timeout_s=GUARD_S)
     try:
         s = _setup(run)
         for t in ("a", "b", "c"):
@@ -95,7 +100,7 @@ def test_reconnect_replays_what_was_missed(host: LiveTarget) -> None:
 def test_a_finding_replays_on_its_host_only() -> None:
     bad = LiveTarget("host:embedded?defect=cancel-without-turn-accepted")
     good = LiveTarget("host:embedded")
-    run = LiveRun(bad.url)
+    run = LiveRun(bad.url, request_timeout_s=GUARD_S)
     try:
         _setup(run)
         chat = next(ch for ch, k in run.kinds.items() if k == "chat")
@@ -105,8 +110,8 @@ def test_a_finding_replays_on_its_host_only() -> None:
         finding = finding_from_run(run, found[0], target=bad.description, profile="0.7.0")
         assert finding.kind == LIVE_KIND and finding.extra["live"]["format"] == "ahp-fuzz/live-trace"
         assert any(f["d"] == "<" for f in finding.extra["live"]["frames"])
-        assert replay_live(finding, bad.url).reproduced
-        assert not replay_live(finding, good.url).reproduced
+        assert replay_live(finding, bad.url, request_timeout_s=GUARD_S).reproduced
+        assert not replay_live(finding, good.url, request_timeout_s=GUARD_S).reproduced
         again = type(finding).from_json(json.loads(json.dumps(finding.to_json())))
         assert again.kind == LIVE_KIND and again.steps == finding.steps
     finally:
@@ -136,7 +141,7 @@ def _clean_run(seed: int, budget_s: float) -> FocusedResult:
         summary = run_live_campaign(LiveConfig(target.url, "host:embedded", seed=seed, budget_s=budget_s,
                                                control=RunControl(budget_s), max_chunks=2,
                                                chunk_examples=3, token_salt="clean",
-                                               shrink_budget_s=1.0), EventBus(sink))
+                                               shrink_budget_s=1.0, request_timeout_s=GUARD_S), EventBus(sink))
         result.steps = summary.steps
     finally:
         target.close()
@@ -146,7 +151,7 @@ def _clean_run(seed: int, budget_s: float) -> FocusedResult:
 def test_060_peer_never_sees_chat_subsets(host: LiveTarget) -> None:
     """Regression: the embedded host once showed a 0.6.0 peer chats[].workingDirectories in a
     session snapshot when the session had no directories (found by the live machine, INV-046)."""
-    run = LiveRun(host.url)
+    run = LiveRun(host.url, request_timeout_s=GUARD_S)
     try:
         for i, spec in enumerate((DEFAULT_CLIENTS[0], DEFAULT_CLIENTS[3])):
             run.apply(spec.op(i))
@@ -165,7 +170,10 @@ def test_060_peer_never_sees_chat_subsets(host: LiveTarget) -> None:
 
 
 def test_focused_run_finds_shrinks_and_confirms() -> None:
-    r = run_focused("seq-repeat", seed=0, budget_s=120, max_chunks=4, shrink_budget_s=4)
+    # the shrinker ends when ddmin converges, not on a clock: how many replays it makes (which moves
+    # the host's envelope counter on, that seq-repeat depends on) is then the same on any machine
+    r = run_focused("seq-repeat", seed=0, budget_s=300, max_chunks=4, shrink_budget_s=240,
+                    request_timeout_s=GUARD_S)
     assert r.invariants == {"INV-041"}
     f = r.findings[0]
     assert f.extra["shrink"]["stepsShrunk"] <= f.extra["shrink"]["stepsFound"]
@@ -174,20 +182,20 @@ def test_focused_run_finds_shrinks_and_confirms() -> None:
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=300)
 
 
 def test_cli_run_and_replay(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = _cli("run", "--target", "host:embedded?defect=server-only-accepted", "--budget", "30s",
-                "--seed", "1", "--max-findings", "1", "--quiet", "--out", str(out), cwd=tmp_path)
+    done = _cli("run", "--target", "host:embedded?defect=server-only-accepted", "--budget", "120s",
+                "--seed", "1", "--max-findings", "1", "--timeout", "60", "--quiet", "--out", str(out), cwd=tmp_path)
     assert done.returncode == 1, done.stderr[-2000:]
     files = sorted((out / "findings").glob("*.json"))
     assert files and json.loads(files[0].read_text())["kind"] == "live"
-    again = _cli("replay", str(files[0]), cwd=tmp_path)
+    again = _cli("replay", str(files[0]), "--timeout", "60", cwd=tmp_path)
     assert again.returncode == 1, again.stdout + again.stderr
     assert "reproduced" in again.stdout
-    clean = _cli("replay", str(files[0]), "--target", "host:embedded", cwd=tmp_path)
+    clean = _cli("replay", str(files[0]), "--target", "host:embedded", "--timeout", "60", cwd=tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
 
 
@@ -198,7 +206,7 @@ def test_cli_refuses_a_remote_host(tmp_path: Path) -> None:
 
 
 def test_racing_writers_converge_on_the_host_state(host: LiveTarget) -> None:
-    run = LiveRun(host.url)
+    run = LiveRun(host.url, request_timeout_s=GUARD_S)
     try:
         s = _setup(run, n=3)
         race = {"op": "race", "ops": [

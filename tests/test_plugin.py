@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -55,6 +56,11 @@ def test_item_names_are_stable_and_marked_fuzz(project: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ahp-fuzz::fuzz[chat]" in r.stdout and "ahp-fuzz::fuzz[session]" in r.stdout
     assert "test_own" not in r.stdout  # not marked fuzz: deselected by -m fuzz
+    # the count tells the truth: every item listed is counted ("no tests collected" it said)
+    listed = r.stdout.count("ahp-fuzz::")
+    assert f"{listed}/{listed + 1} tests collected (1 deselected)" in r.stdout, r.stdout[-500:]
+    header = _pytest(project, "--co", "--ahp-target", ADAPTER, "--ahp-kinds", "chat")
+    assert "collected 0 items" not in header.stdout and "no tests collected" not in header.stdout
 
 
 @pytest.mark.fuzz
@@ -70,12 +76,16 @@ def test_pass_on_the_reference_fail_with_a_replay_command_on_a_defect(project: P
                   "--ahp-examples", "8", "-k", "fuzz[")
     assert bad.returncode == 1, bad.stdout[-3000:]
     assert "FAILED ahp-fuzz::fuzz[chat]" in bad.stdout
-    m = re.search(r"replay: (ahp-fuzz replay (\S+\.json))", bad.stdout)
+    m = re.search(r"replay: ((\S+) replay (\S+\.json))", bad.stdout)
     assert m, bad.stdout[-3000:]
-    finding = Path(m.group(2))
+    finding = Path(m.group(3))
     assert finding.is_file()
-    # the command is paste-able: it reproduces the finding on the recorded target
-    again = _cli(*m.group(1).split()[1:])
+    # the command is paste-able, also where the virtualenv is not on PATH (a CI log read later):
+    # it names ahp-fuzz by its full path and reproduces the finding on the recorded target
+    assert Path(shlex.split(m.group(2))[0]).is_absolute(), m.group(1)
+    bare = {**os.environ, "PATH": "/usr/bin:/bin"}
+    again = subprocess.run(shlex.split(m.group(1)), capture_output=True, text=True, timeout=120, env=bare,
+                           cwd=project)
     assert again.returncode == 1, again.stdout + again.stderr
 
     fixtures = tmp_path / "fixtures"

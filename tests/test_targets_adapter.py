@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -278,11 +277,16 @@ for line in sys.stdin:
 '''
 
 
+HANG_TIMEOUT_S = 5.0
+
+
 @pytest.fixture
 def misbehaving(tmp_path: Path) -> Iterator[AdapterTarget]:
     script = tmp_path / "misbehaving.py"
     script.write_text(MISBEHAVING)
-    target = AdapterTarget([sys.executable, str(script)], timeout_s=0.5)
+    # the per-request timeout a hang waits out: generous, so that a healthy reply on a loaded
+    # machine never reaches it (0.5 s did)
+    target = AdapterTarget([sys.executable, str(script)], timeout_s=HANG_TIMEOUT_S)
     yield target
     target.close()
 
@@ -316,11 +320,9 @@ def test_exit_between_requests_is_a_crash(misbehaving: AdapterTarget) -> None:
 
 def test_hang_times_out_kills_and_restarts(misbehaving: AdapterTarget) -> None:
     state = terminal_state()
-    started = time.monotonic()
-    with pytest.raises(TargetTimeout) as info:
+    with pytest.raises(TargetTimeout) as info:  # (the adapter would hang for minutes)
         misbehaving.reduce("terminal", state, {"type": "test/hang"}, NOW)
-    assert time.monotonic() - started < 3.0
-    assert info.value.timeout_s == 0.5
+    assert info.value.timeout_s == HANG_TIMEOUT_S
     assert misbehaving.reduce("terminal", state, OK, NOW) == state
     assert misbehaving.restarts == 1
 

@@ -45,7 +45,9 @@ class Reply:
 
     result: Any = None
     error: dict[str, Any] | None = None
-    transport: str | None = None  # "lost" | "timeout" (with `error` describing it)
+    #: "lost" | "timeout" | "budget" (not sent, or cut short, because the run's budget is spent;
+    #: never judged) | "fenced", with `error` describing it
+    transport: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -72,6 +74,9 @@ class HostLink:
         self.versions = versions
         self.client_id = client_id
         self.timeout_s = timeout_s
+        #: The run's time left in seconds (None: no limit), asked before every call: no call is
+        #: sent once it is spent, and none waits past it (`Reply.transport == "budget"`).
+        self.time_left: Callable[[], float | None] = lambda: None
         self.transcript = Transcript(limit=0)
         self.initialize_result: dict[str, Any] = {}
         self.reconnects = 0
@@ -130,13 +135,26 @@ class HostLink:
 
     def call(self, method: str, params: Any) -> Reply:
         """Send one request (from any thread that is not the link's) and wait for its reply."""
-        return self._run(self._call(method, params))
+        return self._run(self._bounded(method, params))
 
     async def acall(self, method: str, params: Any) -> Reply:
         """The same from another event loop."""
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._call(method, params), self._loop))
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._bounded(method, params), self._loop))
 
-    async def _call(self, method: str, params: Any) -> Reply:
+    async def _bounded(self, method: str, params: Any) -> Reply:
+        """`_call` within the run's budget: not sent once it is spent, never waiting past it."""
+        left = self.time_left()
+        if left is None or left >= self.timeout_s:
+            return await self._call(method, params, self.timeout_s)
+        if left <= 0:
+            return Reply(error={"code": -32603, "message": "bridge: the run's budget is spent"}, transport="budget")
+        reply = await self._call(method, params, left)
+        if reply.transport == "timeout":  # cut short by the budget: not the host's fault
+            return Reply(error={"code": -32603, "message": "bridge: the run's budget is spent"}, transport="budget")
+        return reply
+
+    async def _call(self, method: str, params: Any, timeout_s: float | None = None) -> Reply:
+        timeout_s = self.timeout_s if timeout_s is None else timeout_s
         if self._conn is None or self._conn.closed.is_set():
             try:
                 self.reconnects += 1
@@ -145,7 +163,7 @@ class HostLink:
                 return Reply(error={"code": -32603, "message": f"bridge: cannot reach the host: {e}"}, transport="lost")
         assert self._conn is not None
         try:
-            result = await self._conn.request(method, params, self.timeout_s)
+            result = await self._conn.request(method, params, timeout_s)
         except RpcError as e:
             err: dict[str, Any] = {"code": e.code, "message": e.message}
             if e.data is not None:
@@ -154,7 +172,7 @@ class HostLink:
         except ConnectionLost as e:
             return Reply(error={"code": -32603, "message": f"bridge: connection lost: {e}"}, transport="lost")
         except TimeoutError:
-            return Reply(error={"code": -32603, "message": f"bridge: no answer within {self.timeout_s:g}s"},
+            return Reply(error={"code": -32603, "message": f"bridge: no answer within {timeout_s:g}s"},
                          transport="timeout")
         return Reply(result=result)
 

@@ -21,6 +21,12 @@
 5. a failure becomes a `CommandFinding` (setup + the failing call, or the stateful scenario),
    replayed once on a fresh host and fixture (`reproduced`), one per (check, method) per run.
 
+The budget is a hard limit: the link asks the run's time left before every call (`HostLink.
+time_left`), sends nothing once it is spent and never waits past it; a call cut short that way
+ends the run and is not judged, and a finding made with no time left is saved unconfirmed
+(`reproduced: false`, with a notice) rather than replayed past the budget. The clock is
+injectable (`CommandRunConfig.clock`) so that tests check this without timing the machine.
+
 Everything is synchronous here; the asynchronous wire lives in `HostLink`'s own thread.
 """
 
@@ -88,6 +94,10 @@ class CommandRunConfig:
     confinement_severity: str | None = None  # default: violation on host:embedded, else divergence
     verify: bool = True
     stop_when: Callable[[CommandFinding], bool] | None = None
+    #: Stop after this many rounds (None: rounds until the budget is spent); tests bound a run
+    #: by what it draws, not by the machine's speed.
+    max_rounds: int | None = None
+    clock: Callable[[], float] = time.monotonic  # the budget's clock (monotonic seconds)
 
 
 @dataclass
@@ -234,13 +244,17 @@ class CommandReplay:
 
 
 def replay_steps(finding: CommandFinding, target: str, spec: SpecDir | None, *, timeout_s: float = 5.0,
-                 allow_remote: bool = False) -> CommandReplay:
-    """Run a command trace on a fresh fixture and host; judge its failing step with every check."""
+                 allow_remote: bool = False, time_left: Callable[[], float | None] | None = None,
+                 ) -> CommandReplay:
+    """Run a command trace on a fresh fixture and host; judge its failing step with every check
+    (`time_left`: a run's budget, which the replay's calls do not outlive)."""
     if finding.invariant.startswith("ST-") and spec is None:
         raise CommandSetupError(f"{finding.invariant} is judged from the spec's schemas: give --spec DIR "
                                 "or set AHP_SPEC_DIR")
     session = CommandSession(target, spec, seed=finding.seed or 0, allow_remote=allow_remote,
                              timeout_s=timeout_s, profile=finding.profile)
+    if time_left is not None and session.link is not None:
+        session.link.time_left = time_left
     severity = finding.severity if finding.invariant == "CMD-CONFINEMENT" else "violation"
     try:
         replies: list[Reply] = []
@@ -309,16 +323,21 @@ class CommandRun:
     # -- bookkeeping ---------------------------------------------------------------------
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.start
+        return self.config.clock() - self.start
+
+    def time_left(self) -> float:
+        return self.config.budget_s - self.elapsed()
 
     def over(self) -> bool:
         return self.elapsed() >= self.config.budget_s
 
     def run(self) -> CommandRunResult:
-        self.start = time.monotonic()
+        self.start = self.config.clock()
         self.session = CommandSession(self.config.target, self.config.spec, seed=self.config.seed,
                                       allow_remote=self.config.allow_remote, timeout_s=self.config.timeout_s,
                                       profile=self.config.profile, methods=self.config.methods)
+        assert self.session.link is not None
+        self.session.link.time_left = self.time_left
         try:
             self.setup_steps = self.session.setup()
             for step in self.setup_steps:
@@ -348,6 +367,9 @@ class CommandRun:
         self.op_cap = None if cap is None else max(0.5, min(cap, self.config.budget_s / slots))
         rnd = 0
         while not self.over():
+            if self.config.max_rounds is not None and rnd >= self.config.max_rounds:
+                self.result.stopped_because = "rounds"
+                return
             self.result.rounds = rnd + 1
             # the commands the fixture's hints aim at first (they reach the tree and the session
             # set), each group in a seeded order per round
@@ -396,13 +418,14 @@ class CommandRun:
         strategy = op.as_strategy(generation_mode=GenerationMode(mode))
         method = op.path.rsplit("/", 1)[-1]
 
-        op_deadline = time.monotonic() + self.op_cap if self.op_cap is not None else float("inf")
+        clock = self.config.clock
+        op_deadline = clock() + self.op_cap if self.op_cap is not None else float("inf")
 
         @seed(_seed_for(self.config.seed, rnd, method, mode))
         @self._settings(self.config.examples)
         @given(strategy)
         def test(case: Any) -> None:
-            if self._finished() or time.monotonic() > op_deadline or self._only_method_not_found(method, at_least=3):
+            if self._finished() or clock() > op_deadline or self._only_method_not_found(method, at_least=3):
                 raise _Stop
             self.scenario = []
             self.session.reset()
@@ -474,6 +497,8 @@ class CommandRun:
                                                          transport="lost")
 
         obs = session.observe(method, case.body, send, self.severity)
+        if self.over() or obs.reply.transport == "budget":
+            raise _Stop  # the budget ran out around this call: nothing after it is judged
         self.result.calls += 1
         phase = "stateful" if stateful else str(getattr(getattr(case.meta, "generation", None), "mode", "positive"))
         self.result.phase_calls[phase] = self.result.phase_calls.get(phase, 0) + 1
@@ -532,11 +557,14 @@ class CommandRun:
                                           "foundAfterSeconds": round(self.elapsed(), 3)},
         )
         reproduced = False
-        if self.config.verify:
+        if self.config.verify and self.over():
+            self.result.notices.append(f"{v.check} on {method}: not replayed, the budget was spent")
+        elif self.config.verify:
             try:
                 reproduced = replay_steps(finding, self.config.target, self.config.spec,
                                           timeout_s=self.config.timeout_s,
-                                          allow_remote=self.config.allow_remote).reproduced
+                                          allow_remote=self.config.allow_remote,
+                                          time_left=self.time_left).reproduced
             except Exception as e:
                 self.result.notices.append(f"could not replay {v.check} on {method}: {e}")
         finding.extra["reproduced"] = reproduced

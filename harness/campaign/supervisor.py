@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -163,6 +163,8 @@ class Supervisor:
         self.deadline = self.state.started + spec.budget_s
         self.stopping = False
         self._second_term = False
+        #: The signal that stopped the campaign ("SIGINT", "SIGTERM"), once one did.
+        self.signalled: str | None = None
         (spec.out / "workers").mkdir(parents=True, exist_ok=True)
         (spec.out / "findings").mkdir(parents=True, exist_ok=True)
         spec.database.mkdir(parents=True, exist_ok=True)
@@ -284,12 +286,16 @@ class Supervisor:
     # -- the loop -----------------------------------------------------------------------------
 
     def run(self) -> CampaignState:
+        with _stop_signals(self):
+            return self._run()
+
+    def _run(self) -> CampaignState:
         st = self.state
-        for slot in st.slots:
-            self._start(slot)
         next_sample = time.monotonic()
         term_sent_at: float | None = None
         try:
+            for slot in st.slots:  # (a signal meanwhile stops those already started)
+                self._start(slot)
             while not all(s.done for s in st.slots):
                 try:
                     idx, gen, msg = self.inbox.get(timeout=0.25)
@@ -310,7 +316,10 @@ class Supervisor:
                 if term_sent_at is not None:
                     self._escalate(now - term_sent_at)
         except KeyboardInterrupt:
-            st.status, st.stopped_because = "interrupted", "interrupted"
+            st.status, st.stopped_because = "interrupted", self.signalled or "SIGINT"
+            for s in st.slots:
+                if s.proc is None:  # never started (a signal during start-up): nothing to wait for
+                    s.done = True
             self.stopping = True
             self._drain_after_stop()
         finally:
@@ -388,3 +397,27 @@ def outcomes_section(state: CampaignState, version: Any = None) -> dict[str, Any
 
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+@contextlib.contextmanager
+def _stop_signals(sup: Supervisor) -> Iterator[None]:
+    """SIGINT and SIGTERM stop the campaign cleanly (workers drained, report written), however
+    it was started: handlers are installed explicitly, since a process started with `&` from a
+    non-interactive shell inherits SIGINT ignored and Python then installs no handler of its
+    own. A second signal while draining kills the workers (`_drain_after_stop`). Off the main
+    thread (a test driving the supervisor) signals cannot be caught and nothing is installed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if sup.signalled is None:
+            sup.signalled = signal.Signals(signum).name
+        raise KeyboardInterrupt
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)

@@ -128,6 +128,23 @@ def _python_spelling() -> str:
 
 
 def check_out_folder(out: Path) -> None:
-    """--out must be a folder (or not exist yet)."""
+    """--out must be a folder (or not exist yet) this process can write in: checked before
+    anything starts by making the folder and writing (then removing) a probe file in it, so
+    that an unwritable place is a usage error (exit 2), not an internal error mid-run."""
+    import tempfile
+
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder")
+    made = [d for d in (out, *out.parents) if not d.exists()]  # what the probe creates, deepest first
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".ahp-fuzz-probe-"):
+            pass
+    except OSError as e:
+        raise UsageError(f"--out {out}: cannot write there ({e.strerror or e})") from None
+    finally:
+        for d in made:  # leave nothing behind: the run makes its folder when it starts
+            try:
+                d.rmdir()
+            except OSError:
+                break

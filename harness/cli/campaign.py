@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.errors import UsageError
 
-from ._common import open_target_or_usage, profile_or_usage
+from ._common import check_out_folder, open_target_or_usage, profile_or_usage
 
 
 def _positive(text: str, what: str, kind: type = float) -> Any:
@@ -23,10 +23,6 @@ def _positive(text: str, what: str, kind: type = float) -> Any:
     if value <= 0:
         raise UsageError(f"{what} must be positive, got {text!r}")
     return value
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def campaign_command(args: argparse.Namespace) -> int:
@@ -69,6 +65,7 @@ def campaign_command(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     shard_tag = f"-shard{shard[0]}of{shard[1]}" if shard else ""
     out = Path(args.out) if args.out else Path("reports") / f"campaign-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}{shard_tag}"
+    check_out_folder(out)  # an unwritable place is a usage error before any worker starts
     database = Path(args.database) if args.database else out / "example-db"
     spec = CampaignSpec(
         targets=targets, budget_s=minutes * 60.0, workers=workers, seed=seed, out=out, database=database,
@@ -91,10 +88,12 @@ def campaign_command(args: argparse.Namespace) -> int:
         write_atomic(out / "report.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
     supervisor = Supervisor(spec, on_update=display.update, on_checkpoint=checkpoint)
-    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops as cleanly as Ctrl-C
     with display:
-        state = supervisor.run()
+        state = supervisor.run()  # SIGINT and SIGTERM stop it cleanly (its own handlers)
         display.update(state, force=True)
+    # the report is being written: a late signal is noted by nobody and cuts nothing short
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     cov_files = [p for s in state.slots for p in s.coverage_files]
     if cov_files:
         full = combine(cov_files, out / "coverage" / "combined.coverage")
@@ -104,18 +103,26 @@ def campaign_command(args: argparse.Namespace) -> int:
                 state.timeline[-1]["branchPercent"] = full["percentBranches"]
     doc = report_document(state, argv, profile.version)
     write_report_folder(out, doc)
-    for f in doc["findings"]:
-        print(f"replay: {f['replay']}", file=sys.stderr)
+    # Results on stdout (progress went to stderr): the verdict, the replay commands, and last the
+    # path of the HTML report alone on its line (`ahp-fuzz campaign … | tail -1`).
     if state.steps == 0 and doc["campaign"]["crashes"]:
         print(f"ahp-fuzz: error: no worker ran a step; see {out / 'workers'}", file=sys.stderr)
-        print(f"report: {out / 'index.html'}", file=sys.stderr)
+        print(out / "index.html", flush=True)
         return 2
-    print(f"{len(doc['findings'])} finding(s), {doc['steps']:,} steps in {doc['elapsedSeconds']:.0f}s "
-          f"({doc['stepsPerSecond'] or 0:,.0f}/s), {doc['campaign']['restarts']} worker restart(s)", file=sys.stderr)
-    print(f"report: {out / 'index.html'}", file=sys.stderr)
+    verdict = "FOUND" if doc["findings"] else "clean"
     if state.status == "interrupted":
-        return 130 if not doc["findings"] else 1
-    return 1 if doc["findings"] else 0
+        verdict = f"interrupted ({state.stopped_because})"
+    print(f"{verdict}: {len(doc['findings'])} finding(s), {doc['steps']:,} steps in {doc['elapsedSeconds']:.0f}s "
+          f"({doc['stepsPerSecond'] or 0:,.0f}/s), {doc['campaign']['restarts']} worker restart(s)")
+    for f in doc["findings"]:
+        print(f"replay: {f['replay']}")
+    print(f"report: {out / 'report.json'}")
+    print(out / "index.html", flush=True)
+    if doc["findings"]:
+        return 1
+    if state.status == "interrupted":
+        return 143 if state.stopped_because == "SIGTERM" else 130
+    return 0
 
 
 def register(sub: Any) -> None:

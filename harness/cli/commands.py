@@ -3,6 +3,9 @@
 The logic lives in `harness.bridge.fuzz`; this module only parses options and wires the run
 to the findings folder, `report.json`, `junit.xml` and the console. Exit codes: 0 clean (no
 finding at or above `--fail-on`), 1 found, 2 usage/setup error.
+
+Output as for `run`: its own header and progress on stderr; the findings, the verdict, the
+report path and the replay commands on stdout.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.engine.events import RunStarted
 from harness.errors import UsageError
+from harness.report.console import ConsoleReporter
 
-from ._common import parse_duration
+from ._common import check_out_folder, parse_duration, program_name
 
 SEVERITY_RANK = {"warning": 0, "divergence": 1, "violation": 2}
 
@@ -23,8 +28,8 @@ SEVERITY_RANK = {"warning": 0, "divergence": 1, "violation": 2}
 def commands_command(args: argparse.Namespace) -> int:
     from harness.bridge.fuzz import CommandRunConfig, CommandSetupError, run_commands
     from harness.bridge.openapi import commands_of
-    from harness.engine.events import EventBus, Notice, RunFinished, RunStarted
-    from harness.report.console import ConsoleReporter
+    from harness.engine.events import EventBus, Notice, RunFinished
+    from harness.report.console import make_console
     from harness.report.writers import FindingWriter, JsonReport, JunitReport
     from harness.spec.specdir import SpecDir
 
@@ -52,9 +57,12 @@ def commands_command(args: argparse.Namespace) -> int:
                    if not (p == "stateful" and args.no_stateful) and not (p == "negative" and args.no_negative))
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     out = Path(args.out) if args.out else Path("reports") / f"commands-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
-    findings = FindingWriter(out / "findings")
-    report = JsonReport(out / "report.json", findings, ["ahp-fuzz", *sys.argv[1:]])
-    console = ConsoleReporter(quiet=args.quiet)
+    check_out_folder(out)
+    program = program_name()
+    findings = FindingWriter(out / "findings", program=program)
+    report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]])
+    stdout = make_console(stderr=False)
+    console = _CommandsConsole(out=stdout, quiet=args.quiet)
     bus = EventBus(console, findings, report, JunitReport(out / "junit.xml"))
     config = CommandRunConfig(
         target=args.target, spec=spec, seed=seed, budget_s=budget, examples=args.examples,
@@ -76,10 +84,21 @@ def commands_command(args: argparse.Namespace) -> int:
                          stopped_because=result.stopped_because,
                          extra={"rounds": result.rounds, "failOn": args.fail_on,
                                 "failingFindings": len(failing)}))
-    print(f"report: {out / 'report.json'}", file=sys.stderr)
+    stdout.print(f"report: {out / 'report.json'}", markup=False)
     for f in result.findings:
-        print(f"replay: {f.replay_command(findings.paths.get(f.signature))}", file=sys.stderr)
+        stdout.print(f"replay: {f.replay_command(findings.paths.get(f.signature), program)}", markup=False)
     return 1 if failing else 0
+
+
+class _CommandsConsole(ConsoleReporter):
+    """The run's console with the command's own header ("ahp-fuzz commands: …")."""
+
+    def __call__(self, event: Any) -> None:
+        if isinstance(event, RunStarted):
+            self.console.print(f"ahp-fuzz commands: target {event.target}, profile {event.profile}, "
+                               f"seed {event.seed}, budget {event.budget_s:g}s", markup=False)
+            return
+        super().__call__(event)
 
 
 def register(sub: Any) -> None:

@@ -4,7 +4,6 @@ reference model, or through any target (`--target`)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from harness import conformance
@@ -32,7 +31,7 @@ def command(args: argparse.Namespace) -> int:
         target = open_target_or_usage(args.target, choice.profile, args.timeout)
     try:
         if target is not None:
-            choice = _profiles.after_open(choice, target, args.target, out=sys.stdout if not args.json else sys.stderr)
+            choice = _profiles.after_open(choice, target, args.target)  # "profile: …" on stderr
         try:
             results = conformance.run(
                 spec, choice.profile, target, notes=notes,

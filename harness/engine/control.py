@@ -6,12 +6,15 @@ replay, and a target that supports it (`AdapterTarget.run_limit`) never waits pa
 handler (installed by the command line) calls `request_stop`, which raises `RunStopped` at once
 unless the run is inside a `shielded()` block (writing a finding or a report), in which case the
 stop is raised as soon as the block ends.
+
+The clock is injectable (`clock=`, default `time.monotonic`): tests drive budgets and deadlines
+with a fake clock instead of asserting how fast the machine is (tests/test_engine_control.py).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from harness.errors import RunStopped
@@ -20,9 +23,12 @@ __all__ = ["RunControl", "RunStopped"]
 
 
 class RunControl:
-    def __init__(self, budget_s: float | None = None, *, started: float | None = None) -> None:
-        self.started = time.monotonic() if started is None else started
-        #: `time.monotonic()` value past which nothing may run (None: no time limit).
+    def __init__(self, budget_s: float | None = None, *, started: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        #: The run's clock (monotonic seconds); every reading of time below goes through it.
+        self.clock = clock
+        self.started = clock() if started is None else started
+        #: `clock()` value past which nothing may run (None: no time limit).
         self.deadline: float | None = None if budget_s is None else self.started + budget_s
         #: Why the run must stop (`"budget"`, `"SIGINT"`, `"SIGTERM"`), once it must.
         self.reason: str | None = None
@@ -31,15 +37,15 @@ class RunControl:
         self._held = False
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        return self.clock() - self.started
 
     def time_left(self) -> float | None:
         if self.deadline is None:
             return None
-        return max(0.0, self.deadline - time.monotonic())
+        return max(0.0, self.deadline - self.clock())
 
     def expired(self) -> bool:
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        return self.deadline is not None and self.clock() >= self.deadline
 
     def should_stop(self) -> bool:
         if self.reason is None and self.expired():

@@ -83,7 +83,8 @@ class FocusedResult:
 
 def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, max_findings: int = 4,
                 shrink_budget_s: float = 3.0, weights: dict[str, int] | None = None,
-                max_chunks: int | None = None, chunk_examples: int = 3, **options: Any) -> FocusedResult:
+                max_chunks: int | None = None, chunk_examples: int = 3,
+                request_timeout_s: float = 5.0, **options: Any) -> FocusedResult:
     """One bounded live campaign against a fresh embedded host with `defect` (None: clean).
 
     Bounded by `max_chunks` chunks of `chunk_examples` machine runs (what the draws are; the same
@@ -112,6 +113,7 @@ def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, ma
                          max_findings=max_findings, stop_on=caught_by(defect) if defect else frozenset(),
                          token_salt="focused",  # a fresh host: the same seed gives the same run
                          max_chunks=max_chunks, chunk_examples=chunk_examples, shrink_budget_s=shrink_budget_s, control=control,
+                         request_timeout_s=request_timeout_s,
                          # the focus weights reach the defect; no campaign-wide probes unless asked
                          **{"preflight": False, **options},
                          weights={**{k: 0 for k in _ALL}, **(weights or w)} if (weights or w) else _defaults())

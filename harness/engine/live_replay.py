@@ -131,7 +131,7 @@ class LiveShrinker:
     def __init__(self, url: str, *, loop: EventLoopThread | None = None, budget_s: float = 10.0,
                  max_attempts: int = 200, keeper: Any = None, request_timeout_s: float = 5.0) -> None:
         self.url = url
-        self.request_timeout_s = request_timeout_s
+        self.request_timeout_s = request_timeout_s  # the run's: a slow answer is not "does not reproduce"
         #: The host's keeper (`live_host.HostKeeper`): each candidate runs against a living host
         #: (one the previous candidate killed is restarted first), so a death finding shrinks.
         self.keeper = keeper

@@ -197,5 +197,6 @@ def open_target(
         return LiveTarget(text, **options)
     raise ValueError(
         f"unknown target {spec!r} "
-        "(want reference, adapter:<command line>, ts:<AHP checkout> or js:<module>)"
+        "(want reference, adapter:<command line>, ts:<AHP checkout>, js:<module>, "
+        "ws://HOST:PORT[/PATH] (or wss://), host-cmd:<command that starts a host> or host:embedded[?defect=NAME])"
     )
