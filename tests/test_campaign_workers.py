@@ -56,6 +56,26 @@ def test_two_writers_of_one_signature_leave_one_complete_file(tmp_path: Path) ->
     assert not written and load_finding(path).message == kept.message
 
 
+def test_a_campaigns_replay_commands_spell_ahp_fuzz_as_it_was_invoked(tmp_path: Path) -> None:
+    # Before, workers and the supervisor wrote `ahp-fuzz replay …`, which fails with 127 when the
+    # campaign was started as `.venv/bin/ahp-fuzz` and the virtualenv is not on PATH.
+    from harness.campaign.supervisor import CampaignSpec, Supervisor
+    from harness.campaign.worker import WorkerSpec, spec_line
+
+    program = "/opt/venv/bin/ahp-fuzz"
+    path, _ = save_once(tmp_path / "findings", _finding(), program)
+    assert json.loads(path.read_text())["replay"] == f"{program} replay {path}"
+    worker = WorkerSpec(index=0, generation=0, run_seed=0, target="reference", profile="0.7.0", budget_s=1.0,
+                        findings_dir=str(tmp_path / "findings"), database=str(tmp_path / "db"), program=program)
+    assert json.loads(spec_line(worker))["program"] == program
+    spec = CampaignSpec(targets=["reference"], budget_s=1.0, workers=1, seed=0, out=tmp_path,
+                        database=tmp_path / "db", program=program)
+    sup = Supervisor(spec)
+    sup._collect_from_disk()  # a finding a worker saved but could not report
+    (entry,) = sup.state.findings.values()
+    assert entry["replay"] == f"{program} replay {path}"
+
+
 def test_seed_streams_differ_per_worker_generation_and_shard() -> None:
     seeds = {worker_seed(1, i, g) for i in range(4) for g in range(3)}
     assert len(seeds) == 12

@@ -16,17 +16,18 @@ from pathlib import Path
 from harness.corpus.finding import Finding
 
 
-def save_once(directory: Path, finding: Finding) -> tuple[Path, bool]:
+def save_once(directory: Path, finding: Finding, program: str = "ahp-fuzz") -> tuple[Path, bool]:
     """Write `finding` into `directory` unless its signature is already there.
 
     Returns (path, written): written is False when another worker (or an earlier run) had
-    already saved a finding with that signature.
+    already saved a finding with that signature. `program` is how ahp-fuzz was invoked, for the
+    replay command in the file.
     """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / finding.file_name
     if path.exists():
         return path, False
-    text = json.dumps(finding.to_json(path), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(finding.to_json(path, program), indent=2, ensure_ascii=False) + "\n"
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

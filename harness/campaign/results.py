@@ -6,6 +6,7 @@ database, shard), `branchCoverage`, the `outcomes` matrix and a `timeline` of sa
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -35,6 +36,7 @@ def report_document(state: CampaignState, argv: list[str], version: Any = None) 
         "formatVersion": REPORT_FORMAT_VERSION,
         "tool": {"name": "ahp-fuzz", "version": __version__},
         "command": argv,
+        "cwd": os.getcwd(),  # where the command ran: its relative paths resolve here
         "mode": "campaign",
         "startedAt": state.started_wall,
         "finishedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

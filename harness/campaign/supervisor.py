@@ -58,6 +58,7 @@ class CampaignSpec:
     coverage_mode: str = "replay"
     steer: bool = True
     lane: str = DEFAULT_LANE  # how workers draw steps (engine/campaign.py LANES, docs/lanes.md)
+    program: str = "ahp-fuzz"  # how ahp-fuzz was invoked, for the replay commands the run writes
     shard: tuple[int, int] | None = None  # (i, N), 1-based i
     max_restarts: int = 20
     shrink_budget_s: float = 10.0
@@ -195,7 +196,7 @@ class Supervisor:
             chunk_examples=self.spec.chunk_examples, adversarial_percent=self.spec.adversarial_percent,
             probe_every=self.spec.probe_every, timeout_s=self.spec.timeout_s,
             coverage_file=cov_file, coverage_every=self.spec.coverage_every, steer=self.spec.steer,
-            lane=self.spec.lane, shrink_budget_s=self.spec.shrink_budget_s, coverage_mode=self.spec.coverage_mode,
+            lane=self.spec.lane, program=self.spec.program, shrink_budget_s=self.spec.shrink_budget_s, coverage_mode=self.spec.coverage_mode,
         )
         if slot.log is None:
             slot.log = open(self.spec.out / "workers" / f"w{slot.index}.log", "a", encoding="utf-8")  # noqa: SIM115
@@ -369,7 +370,7 @@ class Supervisor:
                 "signature": f.signature, "file": str(path), "written": True, "invariant": f.invariant,
                 "severity": f.severity, "title": f.title, "kind": f.kind, "message": f.message,
                 "steps": f.failing_step + 1, "reproduced": not f.extra.get("flaky", False),
-                "replay": f.replay_command(path), "worker": None, "foundAfterSeconds": None,
+                "replay": f.replay_command(path, self.spec.program), "worker": None, "foundAfterSeconds": None,
                 "fromDisk": True,
                 **({"cause": f.cause} if getattr(f, "cause", None) is not None else {}),
             }

@@ -68,6 +68,7 @@ class WorkerSpec:
     report_every_s: float = 2.0
     steer: bool = True  # outcome hook + Hypothesis target phase
     lane: str = DEFAULT_LANE  # "fast" | "hypothesis" (RunConfig.lane)
+    program: str = "ahp-fuzz"  # how ahp-fuzz was invoked, for the replay commands it writes
 
     @property
     def seed(self) -> int:
@@ -149,12 +150,12 @@ class WorkerSink:
                 raise RunStopped(self.stop_reason() or "budget")
         elif isinstance(event, FindingFound):
             f = event.finding
-            path, written = save_once(Path(self.spec.findings_dir), f)
+            path, written = save_once(Path(self.spec.findings_dir), f, self.spec.program)
             self.wire.send({
                 "event": "finding", "signature": f.signature, "file": str(path), "written": written,
                 "invariant": f.invariant, "severity": f.severity, "title": f.title, "kind": f.kind,
                 "message": f.message, "steps": f.failing_step + 1, "reproduced": event.reproduced,
-                "replay": f.replay_command(path),
+                "replay": f.replay_command(path, self.spec.program),
                 **({"cause": f.cause} if f.cause is not None else {}),
             })
         elif isinstance(event, KnownSeen):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import signal
 import sys
 import time
@@ -12,7 +13,7 @@ from typing import Any
 
 from harness.errors import UsageError
 
-from ._common import check_out_folder, open_target_or_usage, profile_or_usage
+from ._common import check_out_folder, open_target_or_usage, profile_or_usage, program_name
 
 
 def _positive(text: str, what: str, kind: type = float) -> Any:
@@ -75,8 +76,9 @@ def campaign_command(args: argparse.Namespace) -> int:
         steer=not args.no_steer,
         lane=args.lane,
         shard=shard,
+        program=program_name(),
     )
-    argv = ["ahp-fuzz", *sys.argv[1:]]
+    argv = [*shlex.split(spec.program), *sys.argv[1:]]
     display = Display(quiet=args.quiet)
     display.console.print(
         f"ahp-fuzz campaign: {', '.join(targets)}, {workers} worker(s), {minutes:g} min, seed {seed}"

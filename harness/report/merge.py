@@ -12,6 +12,7 @@ value), counts distinct findings by the time they were found, and keeps the best
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -193,6 +194,7 @@ def merge_runs(run_dirs: list[Path], out: Path, argv: list[str] | None = None) -
         "formatVersion": 1,
         "tool": {"name": "ahp-fuzz", "version": __version__},
         "command": argv or [],
+        "cwd": os.getcwd(),  # where the command ran: its relative paths resolve here
         "mode": "merge",
         "startedAt": min((r.get("startedAt") or "") for r in reports),
         "finishedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

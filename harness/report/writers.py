@@ -99,6 +99,7 @@ class JsonReport:
             "formatVersion": 1,
             "tool": {"name": "ahp-fuzz", "version": __version__},
             "command": argv or [],
+            "cwd": os.getcwd(),  # where the command ran: its relative paths resolve here
             "startedAt": _now(),
             "updatedAt": _now(),
             "status": "running",
