@@ -142,6 +142,30 @@ def test_removing_the_last_answer_is_an_emptied_container() -> None:
     assert ops == {fast.EMPTY_CONTAINER}
 
 
+SESSION = {"provider": "p", "title": "", "status": 1, "lifecycle": "ready", "activeClients": [], "chats": []}
+
+
+def test_a_spliced_action_that_names_an_id_the_state_holds_elsewhere_is_a_probe() -> None:
+    # Found by a 90 s run against the three-cause adapter: a pooled `customizationUpdated` whose
+    # child is named like a top-level customization of the state it was spliced into. Removing
+    # that id once then differs from removing it twice (INV-028), on the reference model too: a
+    # false finding from a state no host makes (ids are unique, INV-027).
+    from harness.reference import Model
+
+    model = Model(P, check_payloads=True)
+    top = {"uri": "file:///repo-a/.mcp.json", "type": "mcpServer", "name": "fs", "id": "cust-3",
+           "enabled": True, "state": {"kind": "stopped"}}
+    state = model.reduce("session", SESSION, {"type": "session/customizationUpdated", "customization": top}, 1)
+    child = {"uri": "file:///repo-a/.github/agent.md", "name": "agent", "id": "cust-3", "type": "agent"}
+    clash = {"type": "session/customizationUpdated", "customization": {
+        "name": "plugin", "type": "plugin", "uri": "file:///plugins/p", "enabled": False, "id": "cust-2",
+        "children": [child]}}
+    assert fast.FastLane._collides(model, "session", state, clash, 2)
+    fine = {**clash, "customization": {**clash["customization"], "children": [{**child, "id": "cust-9"}]}}
+    assert not fast.FastLane._collides(model, "session", state, fine, 2)
+    assert fast.id_repeats({"customizations": [top, {"id": "x", "children": [child]}]}) == 1
+
+
 def test_ids_by_key_names_ids_as_actions_do() -> None:
     state = {"activeTurn": {"id": "t1", "responseParts": [{"toolCall": {"toolCallId": "tc1"}}]},
              "queuedMessages": [{"id": "m1"}]}

@@ -247,6 +247,29 @@ def repeats_an_id(value: Any) -> bool:
     return len(set(named)) < len(named) or any(repeats_an_id(v) for v in value)
 
 
+def id_repeats(state: Any) -> int:
+    """How often an object `id` repeats within the whole tree of one top-level collection of
+    `state` (nested children included)."""
+    total = 0
+    if isinstance(state, dict):
+        for v in state.values():
+            if isinstance(v, list):
+                ids = list(_object_ids(v))
+                total += len(ids) - len(set(ids))
+    return total
+
+
+def _object_ids(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        if isinstance(value.get("id"), str):
+            yield value["id"]
+        for v in value.values():
+            yield from _object_ids(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _object_ids(v)
+
+
 def _item_key(item: Any) -> Any:
     if isinstance(item, str):
         return item
@@ -526,6 +549,18 @@ class FastLane:
         self.valid_cache[id(action)] = (action, ok)
         return ok
 
+    @staticmethod
+    def _collides(model: Model, kind: str, state: Any, action: Any, now_ms: int) -> bool:
+        """`action`, spliced into a state it was not drawn for, would give one object `id` to two
+        objects of one collection's tree (a child customization named like a top-level one, …):
+        ids are unique (INV-027) and the reducers rely on it, so such a step is a probe. A
+        state-aware draw (the Hypothesis lane) never names an id the state already holds."""
+        try:
+            after = model.reduce(kind, state, action, now_ms)
+        except MalformedAction:
+            return False  # the stepper reports what the model refuses
+        return id_repeats(after) > id_repeats(state)
+
     def _execute(self, arm: Arm, entry: Entry, mutated: bool, pool: ArmPool) -> Entry | None:
         """Run one trace through the steppers. Returns the trace as sent when it found a new
         (kind, type, outcome) pair (a parent for later mutations), else None."""
@@ -574,6 +609,8 @@ class FastLane:
                     lane.model.schema is not None and op != EMPTY_CONTAINER and not repeats_an_id(action)
                 )
                 valid = not probe and checkable and self._valid(lane.model, k, action)
+                if valid and mutated and self._collides(lane.model, k, stepper.reference, action, now):
+                    valid = False  # an id this state already holds elsewhere: a state no host makes
                 if not probe and not valid:
                     self.stats.probes_from_mutation += 1
                 adversarial = not valid
