@@ -258,14 +258,7 @@ def _campaign_loop(
         if control.should_stop():
             assert control.reason is not None
             raise RunStopped(control.reason)
-        if config.max_chunks is not None and summary.chunks >= config.max_chunks:
-            summary.stopped_because = "chunks"
-            return
-        if config.max_findings is not None and len(summary.findings) >= config.max_findings:
-            summary.stopped_because = "max findings"
-            return
-        if not active:
-            summary.stopped_because = "no kind left to fuzz"
+        if run_ends(config, summary, active):
             return
         machine = build_machine(
             MachineConfig(
@@ -310,24 +303,49 @@ def _campaign_loop(
                 raise
             report_failure(failure, config, control, recorder, summary, active, emit, reported)
         except _SessionFailed as e:
-            if e.kind in active:
-                active.remove(e.kind)
-            emit(Notice(f"the target cannot open a {e.kind} session ({e.error}): "
-                        f"not fuzzing {e.kind} further in this run"))
+            drop_kind(e, active, emit)
         except TargetSetupError as e:
-            summary.target_unusable = str(e)
-            summary.stopped_because = "target unusable"
-            emit(Notice(f"the target could not be restarted: {e}"))
+            target_unusable(e, summary, emit)
             return
-        bandit.update(recorder.arm_examples - ran, recorder.arm_new_pairs - new_pairs)
-        summary.chunks += 1
-        summary.examples, summary.steps = recorder.examples, recorder.steps
-        emit(
-            Progress(
-                control.elapsed(), recorder.examples, recorder.steps, len(summary.findings),
-                sum(summary.known_counts.values()), summary.chunks,
-            )
-        )
+        end_chunk(bandit, recorder, ran, new_pairs, summary, control, emit)
+
+
+def run_ends(config: RunConfig, summary: RunSummary, active: list[str]) -> bool:
+    """Whether the run ends before its next chunk (and why, in `summary.stopped_because`):
+    either lane's loop asks this first."""
+    if config.max_chunks is not None and summary.chunks >= config.max_chunks:
+        summary.stopped_because = "chunks"
+    elif config.max_findings is not None and len(summary.findings) >= config.max_findings:
+        summary.stopped_because = "max findings"
+    elif not active:
+        summary.stopped_because = "no kind left to fuzz"
+    else:
+        return False
+    return True
+
+
+def drop_kind(e: _SessionFailed, active: list[str], emit: Callable[[Event], None]) -> None:
+    """A kind on which the target cannot open a session is not fuzzed further in this run."""
+    if e.kind in active:
+        active.remove(e.kind)
+    emit(Notice(f"the target cannot open a {e.kind} session ({e.error}): "
+                f"not fuzzing {e.kind} further in this run"))
+
+
+def target_unusable(e: TargetSetupError, summary: RunSummary, emit: Callable[[Event], None]) -> None:
+    summary.target_unusable = str(e)
+    summary.stopped_because = "target unusable"
+    emit(Notice(f"the target could not be restarted: {e}"))
+
+
+def end_chunk(bandit: Bandit, recorder: Recorder, ran: Counter[Any], new_pairs: Counter[Any],
+              summary: RunSummary, control: RunControl, emit: Callable[[Event], None]) -> None:
+    """A chunk's end in either lane: the bandit learns what its arms found, progress is emitted."""
+    bandit.update(recorder.arm_examples - ran, recorder.arm_new_pairs - new_pairs)
+    summary.chunks += 1
+    summary.examples, summary.steps = recorder.examples, recorder.steps
+    emit(Progress(control.elapsed(), recorder.examples, recorder.steps, len(summary.findings),
+                  sum(summary.known_counts.values()), summary.chunks))
 
 
 def report_failure(

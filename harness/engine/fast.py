@@ -716,19 +716,18 @@ def run_fast(
 def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, active: list[str],
                  lanes: tuple[Lane, ...], bandit: Bandit, fast: FastLane, failures: list[FindingFailure],
                  emit: Callable[[Any], None], reported: dict[str, Any]) -> None:
-    from .campaign import _SessionFailed, report_failure
-    from .events import Notice, Progress
+    from .campaign import (
+        _SessionFailed,
+        drop_kind,
+        end_chunk,
+        report_failure,
+        run_ends,
+        target_unusable,
+    )
 
     while True:
         control.check()
-        if config.max_chunks is not None and summary.chunks >= config.max_chunks:
-            summary.stopped_because = "chunks"
-            return
-        if config.max_findings is not None and len(summary.findings) >= config.max_findings:
-            summary.stopped_because = "max findings"
-            return
-        if not active:
-            summary.stopped_because = "no kind left to fuzz"
+        if run_ends(config, summary, active):
             return
         arms = bandit.chunk_arms(arms_for(active, lanes))
         ran, new_pairs = Counter(recorder.arm_examples), Counter(recorder.arm_new_pairs)
@@ -737,14 +736,9 @@ def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, ac
             try:
                 fast.run_arm(arm)
             except _SessionFailed as e:
-                if e.kind in active:
-                    active.remove(e.kind)
-                emit(Notice(f"the target cannot open a {e.kind} session ({e.error}): "
-                            f"not fuzzing {e.kind} further in this run"))
+                drop_kind(e, active, emit)
             except TargetSetupError as e:
-                summary.target_unusable = str(e)
-                summary.stopped_because = "target unusable"
-                emit(Notice(f"the target could not be restarted: {e}"))
+                target_unusable(e, summary, emit)
                 return
             while failures:
                 report_failure(failures.pop(), config, control, recorder, summary, active, emit, reported)
@@ -753,11 +747,7 @@ def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, ac
             arms = tuple(a for a in arms if a[0] in active or (a[0] == GROUP and {"session", "chat"} <= set(active)))
             if not arms:
                 break
-        bandit.update(recorder.arm_examples - ran, recorder.arm_new_pairs - new_pairs)
-        summary.chunks += 1
-        summary.examples, summary.steps = recorder.examples, recorder.steps
-        emit(Progress(control.elapsed(), recorder.examples, recorder.steps, len(summary.findings),
-                      sum(summary.known_counts.values()), summary.chunks))
+        end_chunk(bandit, recorder, ran, new_pairs, summary, control, emit)
 
 
 def _label(action: Any, adversarial: bool) -> str:
