@@ -388,3 +388,44 @@ def test_a_key_the_targets_representation_drops_is_not_an_unapplied_action() -> 
     drops = view({"status": 1}).causes[0]  # its echo of the model's state has no such key
     assert drops.key == ("dropped", "workingDirectories")
     assert drops.id == check_cause("INV-002", "re-running: workingDirectories: step=[\"x\"] rerun=<absent>").id
+
+
+# -- a cause seen through a probe's words, and an accepted quirk behind another cause -------------
+
+
+def test_a_wrap_a_probe_reports_in_words_is_the_wrap_cause() -> None:
+    # A 90 s run with the encoder baseline filed the status wrap twice: once from the state
+    # difference, once from a probe that only says "changed status X → Y" (a `check` cause).
+    from harness.corpus.cause import classify
+
+    wrap = classify(("status",), 2147483714, 2147483714 - (1 << 32), "chat/delta")
+    probe = check_cause("INV-015.strict-probe", 'probe: a late chat/toolCallComplete for turn "t" changed '
+                        "status 2147483714 → -2147483582 (the target breaks it its own way)")
+    assert probe.key == wrap.key and probe.transformation == "int-wrap"
+    assert check_cause("INV-015.strict-probe", "probe: changed status 40 → 33").transformation == "check"
+
+
+def test_an_accepted_encoder_loss_behind_an_ignored_action_trips_no_probe() -> None:
+    # The target ignores chat/draftChanged (a real cause: INV-D01) and drops empty objects and
+    # lists (accepted by the baseline). The model clears the draft, so the step's and the probes'
+    # answers were normalised against a model with no draft at all: the dropped `_meta: {}` and
+    # `annotationIds: []` inside the kept draft tripped INV-002, INV-003 and INV-028.
+    from harness.corpus.baseline import load_baseline
+    from harness.engine.stepper import Stepper
+    from harness.reference import Model
+
+    baseline = load_baseline(ROOT / "bench" / "three_cause_encoder.baseline.json")
+    att = {"displayKind": "element", "resource": "ahp-session:/s/annotations", "_meta": {}, "type": "annotations",
+           "label": "fix", "annotationIds": [], "range": {"start": {"line": 1, "character": 1},
+                                                           "end": {"line": 2, "character": 1}}}
+    chat = {"resource": "ahp-chat:/c", "title": "", "modifiedAt": "1970-01-01T00:00:02.698Z", "turns": [],
+            "status": 40, "draft": {"text": "x", "origin": {"kind": "user"}, "attachments": [att]}}
+    target = _trace_adapter("ignore,empty")
+    try:
+        s = Stepper("chat", chat, Model(P, check_payloads=True), target.session("chat", chat), target,
+                    baseline=baseline)
+        fired = {v.invariant for v in s.step({"type": "chat/draftChanged"}, 54_733).violations
+                 if v.severity != "known"}
+    finally:
+        target.close()
+    assert fired == {"INV-D01"}, fired

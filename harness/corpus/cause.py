@@ -276,9 +276,16 @@ def check_cause(invariant: str, message: str) -> Cause:
     presence = message_presence(message)
     if presence is not None:
         return presence
+    for m in _CHANGE.finditer(message):  # `status 2147483714 → -2147483582`: a wrap seen by a probe
+        cause = classify((m.group(1),), int(m.group(2)), int(m.group(3)), "")
+        if cause.transformation == "int-wrap":
+            return cause
     shaped = message_shape(message)
     return Cause(("check", invariant, shaped), f"{invariant}: {message[:160]}")
 
+
+#: `name A → B` with two integers: a value a check saw change (the model keeps A, the target gives B).
+_CHANGE: Final = re.compile(r"\b([A-Za-z_]\w*) (-?\d+) → (-?\d+)")
 
 #: `path: label=value label=value` (harness.invariants._json.describe_diffs, and the probes'
 #: `step=… rerun=…`, `once=… twice=…`, `now=N=… now=M=…` pairs) with two presence values.
