@@ -111,13 +111,22 @@ class Stepper:
         return self._normalised(expected, observed, state)
 
     def _normalised(self, expected: State, observed: State, before: State) -> State:
-        """The target's answer with the baseline's accepted differences removed: against the
-        model's answer, and first against the state the target was given — where the two
-        diverge for another reason (an action the target ignores keeps a subtree the model
-        changes), the accepted quirk in that subtree (an encoder dropping empty lists) is still
-        the accepted quirk, not a new difference for the probes to trip on."""
+        """The target's answer with the baseline's accepted differences removed, against the
+        model's answer — and, for a top-level key the model's answer lacks but the target kept
+        (an ignored action keeps a draft the model clears), against the state the target was
+        given: the accepted quirk inside that kept subtree (an encoder dropping empty lists) is
+        still the accepted quirk, not a new difference for the probes to trip on."""
         assert self.baseline is not None
-        return self.baseline.normalise(expected, self.baseline.normalise(before, observed, before), before)
+        out = self.baseline.normalise(expected, observed, before)
+        if not (isinstance(out, dict) and isinstance(expected, dict) and isinstance(before, dict)):
+            return out
+        kept = [k for k in out if k not in expected and k in before and out[k] != before[k]]
+        if not kept:
+            return out
+        out = dict(out)
+        for k in kept:
+            out[k] = self.baseline.normalise({k: before[k]}, {k: out[k]}, {k: before[k]})[k]
+        return out
 
     def step(
         self,
