@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from harness.engine.live_replay import LiveReplayResult, result_lines
 from harness.invariants.base import Violation
+from harness.live.replay import LiveReplayResult, result_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 

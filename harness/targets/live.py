@@ -338,7 +338,7 @@ def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeo
 class LiveTarget:
     """What `open_target` returns for a live spelling: a host to start, not a reducer.
 
-    The engine drives it with the live machine (`harness.engine.live`); `reduce`/`session`
+    The engine drives it with the live machine (`harness.live`); `reduce`/`session`
     exist only so that it satisfies the `Target` protocol and say so when called.
     """
 
