@@ -309,7 +309,7 @@ def test_inv017_names_what_changed_in_an_absorbing_tool_call() -> None:
 def test_inv053_says_should_as_its_catalogue_severity_does() -> None:
     from types import SimpleNamespace
 
-    from harness.invariants.live_wire import must_reject
+    from harness.invariants.live.wire import must_reject
 
     echo = SimpleNamespace(rejected=False, seq=7)
     dispatch = SimpleNamespace(must_reject="INV-053", echoes=[echo], type="chat/toolCallReady", channel="c", reason="")

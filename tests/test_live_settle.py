@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness.invariants.live_base import Envelope, Snapshot
+from harness.invariants.live.base import Envelope, Snapshot
 from harness.live.client import DEFAULT_CLIENTS, SimClient
 from harness.live.loop import EventLoopThread
 from harness.live.pool import ConnectionPool

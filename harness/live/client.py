@@ -6,7 +6,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.invariants.live_base import ClientView, Dispatch, Envelope, Snapshot
+from harness.invariants.live.base import ClientView, Dispatch, Envelope, Snapshot
 from harness.reference import MalformedAction, Model, Profile
 from harness.targets.live import ROOT, ConnectionLost, RpcError, WireConnection
 

@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from harness.invariants.base import Violation
-from harness.invariants.live_base import (
+from harness.invariants.live.base import (
     Command,
     Dispatch,
     LiveObservation,
@@ -44,7 +44,7 @@ from harness.invariants.live_base import (
     Snapshot,
     profile_key,
 )
-from harness.invariants.live_checks import check_live
+from harness.invariants.live.checks import check_live
 from harness.reference import MalformedAction, Model, Profile
 from harness.spec.versions import introduced_in, is_client_dispatchable, parse_version
 from harness.targets.live import ROOT, ConnectionLost, RpcError, Transcript

@@ -29,7 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from harness.invariants.base import Violation
-from harness.invariants.live_base import WireProbe
+from harness.invariants.live.base import WireProbe
 from harness.targets.live import ROOT, ConnectionLost, RpcError, WireConnection
 
 if TYPE_CHECKING:

@@ -2,16 +2,16 @@
 
 They need a running host and clients, so no reducer step can check them: the live machine
 (`harness/live/machine.py`) checks them after every step with the functions in
-`live_checks.LIVE_CHECKS` (`live_wire`, `live_state`, `live_scenarios`). The entries here carry
+`checks.LIVE_CHECKS` (`wire`, `state`, `scenarios`, `handshake`). The entries here carry
 the severity, source and statement; `elsewhere` says where the check runs.
 """
 
 from __future__ import annotations
 
-from .base import catalogue_entry
+from ..base import catalogue_entry
 
 _LATER = "Needs a live host: checked by the live machine on recorded conversations."
-LIVE = "the live machine (harness/invariants/live_checks.py), `ahp-fuzz run --target ws://…|host:embedded`"
+LIVE = "the live machine (harness/invariants/live/checks.py), `ahp-fuzz run --target ws://…|host:embedded`"
 
 INV_041 = catalogue_entry(
     "INV-041",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .live_base import LiveObservation
+from .base import LiveObservation
 
 UNSUPPORTED_PROTOCOL_VERSION = -32005
 METHOD_NOT_FOUND = -32601
