@@ -14,10 +14,10 @@ from harness.corpus.cause import StepView, check_cause, message_shape
 from harness.corpus.finding import Finding, TraceStep
 from harness.corpus.load import load_finding
 from harness.corpus.store import CorpusStore
-from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.causes import violation_cause
 from harness.engine.events import CauseSeen, EventBus, FindingFound, RunFinished
 from harness.engine.replay import replay
+from harness.engine.run import RunConfig, run_campaign
 from harness.invariants.base import Violation
 from harness.reference import Profile
 from harness.report.writers import FindingWriter, JsonReport, JunitReport

@@ -111,7 +111,7 @@ def test_the_rule_catches_a_violation_and_names_file_and_import(tmp_path: Path) 
     (fake_root / "harness" / "targets").mkdir()
     (fake_root / "harness" / "targets" / "up.py").write_text("from harness import cli\n")
     (fake_root / "harness" / "pytest_plugin.py").write_text(
-        "from harness.engine import campaign\nfrom harness.cli._common import parse_duration\n"
+        "from harness.engine import run\nfrom harness.cli._common import parse_duration\n"
     )
     found = violations(fake_root / "harness")
     assert any("harness/engine/bad.py:2: imports harness.report.console" in v for v in found), found

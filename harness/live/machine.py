@@ -30,7 +30,6 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
-from harness.engine.campaign import RunConfig, RunSummary
 from harness.engine.control import RunControl
 from harness.engine.events import (
     EventBus,
@@ -42,6 +41,7 @@ from harness.engine.events import (
     RunStarted,
     Shrinking,
 )
+from harness.engine.run import RunConfig, RunSummary
 from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
