@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DRIVER = r'''
 import json, sys
 from harness.corpus.baseline import parse_baseline
-from harness.engine.campaign import RunConfig, run_campaign
+from harness.engine.run import RunConfig, run_campaign
 from harness.engine.events import EventBus
 from harness.reference import Model, Profile
 from harness.targets.reference import ReferenceTarget

@@ -49,9 +49,9 @@ from hypothesis import strategies as st
 import harness.engine.generation as generation
 from harness.campaign.branches import BranchSampler
 from harness.campaign.outcomes import OutcomeMatrix
-from harness.engine.campaign import DEFAULT_KINDS, RunConfig, run_campaign
 from harness.engine.control import RunControl
 from harness.engine.events import EventBus, FindingFound, Progress
+from harness.engine.run import DEFAULT_KINDS, RunConfig, run_campaign
 from harness.errors import RunStopped
 from harness.reference import Profile
 from harness.spec.versions import action_types
@@ -169,7 +169,7 @@ _saved_build: Any = None
 
 
 def _classify_only(config: RunConfig, matrix: OutcomeMatrix) -> None:
-    import harness.engine.campaign as campaign_mod
+    import harness.engine.run as campaign_mod
 
     global _saved_build
     _saved_build = campaign_mod.build_machine
@@ -186,7 +186,7 @@ def _classify_only(config: RunConfig, matrix: OutcomeMatrix) -> None:
 
 
 def _unclassify() -> None:
-    import harness.engine.campaign as campaign_mod
+    import harness.engine.run as campaign_mod
 
     global _saved_build
     if _saved_build is not None:

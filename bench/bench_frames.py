@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from harness.engine.frames import FrameReport, run_frames
+from harness.live.frames import FrameReport, run_frames
 from strategies.frames import FrameCase, draw_cases
 
 HERE = Path(__file__).resolve().parent

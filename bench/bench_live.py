@@ -11,7 +11,7 @@ a short warm-up (Hypothesis builds its caches once per process):
 * **machine**: `run_live_campaign` against `host:embedded` as `ahp-fuzz run --target
   host:embedded` runs it: four clients, Hypothesis drawing scenarios and state-aware actions,
   every live check, the host served on the campaign's own loop. *New*: `LiveConfig()` — the lean
-  settling policy (`live_run.LEAN`: barrier pings only the op's senders, real fresh snapshots
+  settling policy (`settle.LEAN`: barrier pings only the op's senders, real fresh snapshots
   where needed / sampled / full, folded views between), connections pooled across machine
   runs, four scenarios per Hypothesis rule call, the GC's first threshold at 20 000. *Old*:
   `LiveConfig(settle="thorough", reuse_connections=False, gc_threshold=None,
@@ -26,7 +26,7 @@ would sustain, the number to compare on a loaded machine. `frames/step` counts W
 in both directions (the transcript); the settling columns come from `LiveRun.stats`.
 
 Part `detect` — for every protocol defect of the embedded host, `--seeds` focused seeded runs
-(`harness.engine.live_focus.run_focused`, bounded by `--detect-budget`) with the new settings
+(`harness.live.focus.run_focused`, bounded by `--detect-budget`) with the new settings
 and with the old (alternating, the load drifts): seconds until a finding of one of the defect's invariants was caught (before
 shrinking).
 
@@ -52,16 +52,12 @@ sys.path.insert(0, str(ROOT))
 
 from harness.engine.control import RunControl  # noqa: E402
 from harness.engine.events import EventBus, RunFinished  # noqa: E402
-from harness.engine.live import LiveConfig, run_live_campaign  # noqa: E402
-from harness.engine.live_focus import FOCUS, run_focused  # noqa: E402
-from harness.engine.live_run import (  # noqa: E402
-    DEFAULT_CLIENTS,
-    LEAN,
-    THOROUGH,
-    EventLoopThread,
-    LiveRun,
-    SettlePolicy,
-)
+from harness.live import LiveConfig, run_live_campaign  # noqa: E402
+from harness.live.client import DEFAULT_CLIENTS  # noqa: E402
+from harness.live.focus import FOCUS, run_focused  # noqa: E402
+from harness.live.loop import EventLoopThread  # noqa: E402
+from harness.live.run import LiveRun  # noqa: E402
+from harness.live.settle import LEAN, THOROUGH, SettlePolicy  # noqa: E402
 from harness.targets.live import parse_live_spec, serve_embedded_in_loop  # noqa: E402
 
 NEW = {"settle": "lean", "reuse_connections": None}
@@ -246,7 +242,7 @@ def main() -> int:
         found_new, found_old = detect(args.seeds, args.detect_budget)
         lines += ["### Time to detect (seconds until the first finding of the defect's invariants was caught)", "",
                   f"{args.seeds} seeds per defect, budget {args.detect_budget:g}s each, focused scenario weights "
-                  "(`harness/engine/live_focus.py`), new settings and old in the same run, alternating per seed.", ""]
+                  "(`harness/live/focus.py`), new settings and old in the same run, alternating per seed.", ""]
         lines += detect_rows(found_new, found_old)
     load_after = os.getloadavg()
     header = [

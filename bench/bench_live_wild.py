@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.engine.events import EventBus, FindingFound, RunFinished, Shrinking  # noqa: E402
-from harness.engine.live import LiveConfig, run_live_campaign  # noqa: E402
-from harness.engine.live_focus import caught_by  # noqa: E402
-from harness.engine.live_ops import DEFAULT_WEIGHTS  # noqa: E402
+from harness.live import LiveConfig, run_live_campaign  # noqa: E402
+from harness.live.focus import caught_by  # noqa: E402
+from harness.live.ops import DEFAULT_WEIGHTS  # noqa: E402
 from harness.targets.live import LiveTarget  # noqa: E402
 
 DEFECTS = ("no-ping", "dies-on-null", "never-applies", "echo-to-newest-socket", "version-not-offered",
@@ -98,7 +98,7 @@ def part_overhead(seconds: float) -> list[str]:
     """Steps per second of the *other* ops (probe ops — handshake, garbage, the preflight — are
     cheaper than a fuzzing step and would flatter the new configuration), each configuration run
     twice, alternating."""
-    from harness.engine.live_ops import preflight_ops
+    from harness.live.ops import preflight_ops
 
     old = {**DEFAULT_WEIGHTS, "handshake": 0, "garbage": 1}
     configs = (("before (no preflight, handshake 0, garbage 1)", False, old),

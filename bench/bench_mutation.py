@@ -352,8 +352,8 @@ def fuzz_one(
     `kinds`: the state kinds to fuzz (empty: every kind, as a plain run)."""
     if exclude:
         _without(exclude)
-    from harness.engine.campaign import RunConfig, run_campaign
     from harness.engine.events import Event, EventBus, Shrinking
+    from harness.engine.run import RunConfig, run_campaign
     from harness.reference import Profile
 
     profile = Profile.named("0.7.0")

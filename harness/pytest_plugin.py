@@ -172,8 +172,8 @@ class AhpItem(pytest.Item):
     def _fuzz(self) -> None:
         from harness.cli._common import parse_duration
         from harness.corpus.finding import portable_target
-        from harness.engine.campaign import RunConfig, run_campaign
         from harness.engine.events import EventBus, FindingFound
+        from harness.engine.run import RunConfig, run_campaign
 
         cfg = self.config.getoption
         run = self.run_state
@@ -238,7 +238,7 @@ class AhpItem(pytest.Item):
 
 
 def _items(session: pytest.Session, run: _Run) -> Iterator[AhpItem]:
-    from harness.engine.campaign import DEFAULT_KINDS
+    from harness.engine.run import DEFAULT_KINDS
 
     def item(what: str, param: str, job: Any = None) -> AhpItem:
         name = f"{what}[{param}]"

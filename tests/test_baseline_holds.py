@@ -15,10 +15,10 @@ import pytest
 from harness.corpus.baseline import BaselineError, parse_baseline
 from harness.corpus.cause import Cause, StepView, Witnesses, cause_json
 from harness.corpus.finding import Finding, TraceStep, load_finding
-from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.causes import rejudger, violation_cause
 from harness.engine.events import EventBus, KnownSeen
 from harness.engine.replay import replay
+from harness.engine.run import RunConfig, run_campaign
 from harness.engine.shrink import TraceShrinker
 from harness.engine.stepper import Stepper
 from harness.reference import Model, Profile

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness.campaign.branches import BranchSampler
-from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.events import EventBus
+from harness.engine.run import RunConfig, run_campaign
 from harness.reference import Profile
 from harness.reference.dispatch import Model
 from harness.targets.reference import ReferenceTarget

@@ -14,10 +14,10 @@ from harness.corpus.cause import StepView, check_cause, message_shape
 from harness.corpus.finding import Finding, TraceStep
 from harness.corpus.load import load_finding
 from harness.corpus.store import CorpusStore
-from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.causes import violation_cause
 from harness.engine.events import CauseSeen, EventBus, FindingFound, RunFinished
 from harness.engine.replay import replay
+from harness.engine.run import RunConfig, run_campaign
 from harness.invariants.base import Violation
 from harness.reference import Profile
 from harness.report.writers import FindingWriter, JsonReport, JunitReport
@@ -309,7 +309,7 @@ def test_inv017_names_what_changed_in_an_absorbing_tool_call() -> None:
 def test_inv053_says_should_as_its_catalogue_severity_does() -> None:
     from types import SimpleNamespace
 
-    from harness.invariants.live_wire import must_reject
+    from harness.invariants.live.wire import must_reject
 
     echo = SimpleNamespace(rejected=False, seq=7)
     dispatch = SimpleNamespace(must_reject="INV-053", echoes=[echo], type="chat/toolCallReady", channel="c", reason="")

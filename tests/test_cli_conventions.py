@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from harness.engine.live_replay import LiveReplayResult, result_lines
 from harness.invariants.base import Violation
+from harness.live.replay import LiveReplayResult, result_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,7 +63,8 @@ def test_out_that_is_a_file_is_a_usage_error(tmp_path: Path, command: list[str])
 def test_every_target_spelling_is_in_the_docs_table_and_the_error_message() -> None:
     """docs/adapters.md said `ws://` and `host:embedded` were "not available yet" and lacked
     `host-cmd:`; `--target nosuch:x` listed only the reducer spellings."""
-    from harness.targets.base import LIVE_PREFIXES, open_target
+    from harness.targets.base import open_target
+    from harness.targets.live import LIVE_PREFIXES
 
     spellings = ["reference", "adapter:", "ts:", "js:", *LIVE_PREFIXES]
     table = (ROOT / "docs" / "adapters.md").read_text(encoding="utf-8").split("## Target spellings", 1)[1]

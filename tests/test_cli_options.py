@@ -59,7 +59,7 @@ def test_internal_error_exits_3_finalizes_the_report_and_saves_the_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bug in the harness is never exit 1 ("found something")."""
-    import harness.engine.campaign as campaign
+    import harness.engine.run as campaign
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom: a bug in the engine")
@@ -95,8 +95,8 @@ def test_a_target_stays_usable_after_a_run_spent_its_budget() -> None:
     import shlex
     import sys
 
-    from harness.engine.campaign import RunConfig, run_campaign
     from harness.engine.events import EventBus
+    from harness.engine.run import RunConfig, run_campaign
     from harness.reference import Profile
     from harness.targets.base import open_target
     from tests.faults import FAULT_ADAPTER

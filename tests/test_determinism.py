@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.events import EventBus
 from harness.engine.generation import pinned_constants
+from harness.engine.run import RunConfig, run_campaign
 from harness.reference import Profile
 from harness.targets.reference import ReferenceTarget
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.control import RunControl, RunStopped
 from harness.engine.events import EventBus
+from harness.engine.run import RunConfig, run_campaign
 from harness.reference import Profile
 from harness.targets.reference import ReferenceSession, ReferenceTarget
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import strategies as st
 
 from harness.engine import fast
-from harness.engine.campaign import DEFAULT_LANE, LANES, RunConfig, run_campaign
 from harness.engine.events import EventBus
 from harness.engine.replay import replay
+from harness.engine.run import DEFAULT_LANE, LANES, RunConfig, run_campaign
 from harness.invariants._json import fresh, fresh_copies
 from harness.reference import Profile
 from harness.targets.reference import ReferenceTarget
@@ -243,7 +243,7 @@ def test_a_fill_stops_at_the_deadline() -> None:
 
 _DIGEST = """
 import hashlib, json
-from harness.engine.campaign import RunConfig, run_campaign
+from harness.engine.run import RunConfig, run_campaign
 from harness.engine.events import EventBus
 from harness.reference import Profile
 from harness.targets.reference import ReferenceTarget

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from harness.engine.frames import HEALTHY_SESSION, judge, run_frames
 from harness.host import Host, RunningHost, start_host
 from harness.host.connection import Connection
+from harness.live.frames import HEALTHY_SESSION, judge, run_frames
 from strategies.frames import Expect, FrameCase, draw_cases, frame_cases
 
 LIMIT = 8192

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from harness.engine.campaign import RunConfig, RunSummary, run_campaign
 from harness.engine.control import RunControl
 from harness.engine.events import Event, EventBus, KnownSeen
+from harness.engine.run import RunConfig, RunSummary, run_campaign
 from harness.invariants import REGISTRY
 from harness.reference import Model, Profile
 from harness.spec.specdir import ENV_VAR

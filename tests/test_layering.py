@@ -6,7 +6,11 @@
   layer reaches up into it). `harness/pytest_plugin.py` is a top-level wiring entry like the
   CLI: it may import any layer (the CLI included);
 * nothing under `harness/corpus/` imports `harness.engine` (findings are data; replay's
-  stepping lives in the engine, which imports the corpus, never the reverse).
+  stepping lives in the engine, which imports the corpus, never the reverse);
+* nothing under `harness/engine/` imports `harness.live` (the live half sits above the engine:
+  it drives the engine's run loop and events, targets, invariants and the corpus; the engine
+  never reaches up into it), and nothing under `harness/live/` imports `harness.report` (like
+  the engine, it emits events that reporters subscribe to).
 
 Imports inside functions count the same as top-level ones. A violation names the file, the line
 and the import.
@@ -27,6 +31,8 @@ RULES: list[tuple[str, str, str]] = [
     ("harness.engine", "harness.report", "the engine never imports a reporter"),
     ("harness.corpus", "harness.engine", "the corpus holds data; the engine imports it, not the reverse"),
     ("harness", "harness.cli", "only the command line wires the layers; nothing imports it"),
+    ("harness.engine", "harness.live", "the live half sits above the engine; the engine never imports it"),
+    ("harness.live", "harness.report", "the live machine emits events; it never imports a reporter"),
 ]
 #: Modules a rule does not apply to: the command line itself, and `harness/pytest_plugin.py`, a
 #: top-level wiring entry like the CLI (it may import whatever it needs).
@@ -99,15 +105,20 @@ def test_the_rule_catches_a_violation_and_names_file_and_import(tmp_path: Path) 
     (engine / "bad.py").write_text("def f():\n    from harness.report.console import ConsoleReporter\n")
     (fake_root / "harness" / "corpus").mkdir()
     (fake_root / "harness" / "corpus" / "worse.py").write_text("from ..engine import replay\n")
+    (engine / "up.py").write_text("from harness.live.machine import run_live\n")
+    (fake_root / "harness" / "live").mkdir()
+    (fake_root / "harness" / "live" / "out.py").write_text("from ..report import writers\n")
     (fake_root / "harness" / "targets").mkdir()
     (fake_root / "harness" / "targets" / "up.py").write_text("from harness import cli\n")
     (fake_root / "harness" / "pytest_plugin.py").write_text(
-        "from harness.engine import campaign\nfrom harness.cli._common import parse_duration\n"
+        "from harness.engine import run\nfrom harness.cli._common import parse_duration\n"
     )
     found = violations(fake_root / "harness")
     assert any("harness/engine/bad.py:2: imports harness.report.console" in v for v in found), found
     assert any("harness/corpus/worse.py:1: imports harness.engine" in v for v in found), found
     assert any("harness/targets/up.py:1: imports harness.cli" in v for v in found), found
+    assert any("harness/engine/up.py:1: imports harness.live.machine" in v for v in found), found
+    assert any("harness/live/out.py:1: imports harness.report" in v for v in found), found
     assert not any("pytest_plugin" in v for v in found), found  # a wiring entry may import layers
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.invariants.live_base import (
+from harness.invariants.live.base import (
     ABSENT,
     ClientView,
     Command,
@@ -23,7 +23,7 @@ from harness.invariants.live_base import (
     profile_key,
     strip_clock,
 )
-from harness.invariants.live_checks import LIVE_CHECKS, LIVE_IDS, check_live
+from harness.invariants.live.checks import LIVE_CHECKS, LIVE_IDS, check_live
 from harness.invariants.registry import REGISTRY
 
 S, C, C2 = "ahp-session:/s1", "ahp-chat:/c1", "ahp-chat:/c2"

@@ -1,14 +1,14 @@
 """Defect detection proof: every protocol defect of the embedded host is reported by a seeded,
 bounded live run, and its finding replays — it fails on the defective host and passes on the clean
-one. Tiers `live` and `fuzz` (bounded: a focused scenario mix per defect, see live_focus.FOCUS)."""
+one. Tiers `live` and `fuzz` (bounded: a focused scenario mix per defect, see focus.FOCUS)."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.engine.live_focus import FOCUS, caught_by, focused_spec, run_focused
-from harness.engine.live_replay import replay_live
 from harness.host.defects import DEFECTS
+from harness.live.focus import FOCUS, caught_by, focused_spec, run_focused
+from harness.live.replay import replay_live
 from harness.targets.live import LiveTarget
 
 pytestmark = [pytest.mark.live, pytest.mark.fuzz]

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.live_focus import FocusedResult, run_focused
-from harness.engine.live_replay import LIVE_KIND, finding_from_run, replay_live
-from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun
+from harness.live.client import DEFAULT_CLIENTS
+from harness.live.focus import FocusedResult, run_focused
+from harness.live.replay import LIVE_KIND, finding_from_run, replay_live
+from harness.live.run import LiveRun
 from harness.targets.live import LiveTarget
 
 pytestmark = pytest.mark.live
@@ -129,7 +130,7 @@ def test_a_seeded_run_of_the_clean_host_is_clean() -> None:
 def _clean_run(seed: int, budget_s: float) -> FocusedResult:
     from harness.engine.control import RunControl
     from harness.engine.events import EventBus, FindingFound
-    from harness.engine.live import LiveConfig, run_live_campaign
+    from harness.live import LiveConfig, run_live_campaign
     target = LiveTarget("host:embedded")
     result = FocusedResult(None, "host:embedded")
 
@@ -229,8 +230,8 @@ def test_both_loop_modes_find_a_host_defect(baseline: bool) -> None:
     defect shows the in-loop host (with the defect) is the one fuzzed."""
     from harness.engine.control import RunControl
     from harness.engine.events import EventBus
-    from harness.engine.live import LiveConfig, run_live_campaign
-    from harness.engine.live_focus import caught_by
+    from harness.live import LiveConfig, run_live_campaign
+    from harness.live.focus import caught_by
 
     spec = "host:embedded?defect=server-only-accepted"
     target = LiveTarget(spec) if baseline else None

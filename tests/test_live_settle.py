@@ -1,4 +1,4 @@
-"""The live run's settling policies (`live_run.SettlePolicy`) and connection pooling, against the
+"""The live run's settling policies (`settle.SettlePolicy`) and connection pooling, against the
 embedded host over loopback (marker `live`): the lean policy sends fewer frames and still catches
 what the thorough one does — a rejected action applied anyway at the very op, per-profile
 projections — and a run on pooled connections records ops that replay on fresh ones."""
@@ -12,21 +12,14 @@ from typing import Any
 
 import pytest
 
-from harness.engine.live_replay import finding_from_run, replay_live
-from harness.engine.live_run import (
-    DEFAULT_CLIENTS,
-    LEAN,
-    ROOT,
-    THOROUGH,
-    ConnectionPool,
-    EventLoopThread,
-    LiveRun,
-    SettlePolicy,
-    SimClient,
-    _projection_sensitive,
-)
-from harness.invariants.live_base import Envelope, Snapshot
-from harness.targets.live import LiveTarget
+from harness.invariants.live.base import Envelope, Snapshot
+from harness.live.client import DEFAULT_CLIENTS, SimClient
+from harness.live.loop import EventLoopThread
+from harness.live.pool import ConnectionPool
+from harness.live.replay import finding_from_run, replay_live
+from harness.live.run import LiveRun, _projection_sensitive
+from harness.live.settle import LEAN, THOROUGH, SettlePolicy
+from harness.targets.live import ROOT, LiveTarget
 
 pytestmark = pytest.mark.live
 
@@ -260,7 +253,7 @@ def test_the_campaign_reports_its_sampling_and_reuses_connections() -> None:
 
     from harness.engine.control import RunControl
     from harness.engine.events import EventBus, RunFinished
-    from harness.engine.live import LiveConfig, run_live_campaign
+    from harness.live import LiveConfig, run_live_campaign
 
     events: list[Any] = []
     before = gc.get_threshold()

@@ -165,7 +165,8 @@ def test_a_host_that_never_answers_is_a_timeout_finding_not_a_hang() -> None:
 
     from websockets.asyncio.server import serve
 
-    from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun
+    from harness.live.client import DEFAULT_CLIENTS
+    from harness.live.run import LiveRun
 
     ready = threading.Event()
     port: list[int] = []

@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 
 from harness.engine.events import EventBus, Notice
-from harness.engine.live import LiveConfig, run_live_campaign
-from harness.engine.live_focus import caught_by
-from harness.engine.live_run import DEFAULT_CLIENTS, LiveRun
-from harness.engine.live_wild import TARGET_DIED
 from harness.host import start_host
+from harness.live import LiveConfig, run_live_campaign
+from harness.live.client import DEFAULT_CLIENTS
+from harness.live.focus import caught_by
+from harness.live.run import LiveRun
+from harness.live.wild import TARGET_DIED
 from harness.targets.live import LiveTarget
 
 pytestmark = pytest.mark.live
@@ -202,7 +203,7 @@ def test_a_hostile_host_never_crashes_the_run() -> None:
 
 
 def test_a_host_speaking_only_unknown_versions_gets_one_clear_line() -> None:
-    from harness.engine.live_wild import HostVersionsUnknown
+    from harness.live.wild import HostVersionsUnknown
 
     with start_host(versions=("0.9.0", "1.0.0")) as host, pytest.raises(HostVersionsUnknown) as e:
         _campaign(host.url, url=host.url, max_chunks=1)
@@ -210,7 +211,7 @@ def test_a_host_speaking_only_unknown_versions_gets_one_clear_line() -> None:
 
 
 def test_a_newer_profile_is_offered_and_says_what_it_cannot_know() -> None:
-    from harness.engine.live_wild import offers_for, unknown_rules
+    from harness.live.wild import offers_for, unknown_rules
     from harness.spec.versions import KNOWN_VERSIONS
 
     clients = offers_for("0.9.0", DEFAULT_CLIENTS)
@@ -229,7 +230,7 @@ def test_a_newer_profile_is_offered_and_says_what_it_cannot_know() -> None:
 def test_a_harness_failure_still_finishes_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Our own bug (here: a live check that raises) is exit 3, with report.json `error` and junit.xml."""
     from harness.cli import main
-    from harness.engine import live_run
+    from harness.live import run as live_run
 
     def broken(*_: Any, **__: Any) -> Any:
         raise RuntimeError("a bug of ours")
@@ -244,7 +245,7 @@ def test_a_harness_failure_still_finishes_the_report(tmp_path: Path, monkeypatch
 
 
 def test_a_newer_checkouts_schema_names_the_action_types_the_model_does_not_know() -> None:
-    from harness.engine.live_wild import new_action_types, unknown_rules
+    from harness.live.wild import new_action_types, unknown_rules
     from harness.spec.versions import KNOWN_VERSIONS
 
     def action(t: str) -> dict[str, Any]:
@@ -276,7 +277,7 @@ def test_a_barrier_drains_instead_of_pinging_a_host_silent_on_ping(policy: str) 
     """Under either settling policy, once a ping went unanswered every later barrier of the run
     is a timed drain: no ping is sent again (each would wait the full request timeout) and no
     client is taken as caught up on the strength of an unanswered ping."""
-    from harness.engine.live_run import SETTLE_POLICIES
+    from harness.live.settle import SETTLE_POLICIES
 
     with hostile_host() as url:
         run = LiveRun(url, request_timeout_s=1.0, policy=SETTLE_POLICIES[policy])
@@ -293,7 +294,8 @@ def test_a_barrier_drains_instead_of_pinging_a_host_silent_on_ping(policy: str) 
 
 
 def test_a_dead_hosts_pooled_connections_are_dropped_and_a_restart_starts_fresh() -> None:
-    from harness.engine.live_run import ConnectionPool, EventLoopThread
+    from harness.live.loop import EventLoopThread
+    from harness.live.pool import ConnectionPool
 
     target = LiveTarget(f"{HOST_CMD} --defect dies-on-null")
     loop = EventLoopThread()
@@ -326,8 +328,9 @@ def test_handshake_probes_and_bare_values_keep_the_pool_clean() -> None:
     """Every handshake probe (each on a connection of its own) and every bare JSON value (on a
     client's connection) before the run closes: only the run's initialized clients and observers
     go to the pool, and the next run on them is clean."""
-    from harness.engine.live_ops import preflight_ops
-    from harness.engine.live_run import ConnectionPool, EventLoopThread
+    from harness.live.loop import EventLoopThread
+    from harness.live.ops import preflight_ops
+    from harness.live.pool import ConnectionPool
 
     host = LiveTarget("host:embedded")
     loop = EventLoopThread()

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.finding import load_finding
-from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.events import EventBus
 from harness.engine.replay import replay
+from harness.engine.run import RunConfig, run_campaign
 from harness.reference import Profile
 from harness.targets.base import open_target
 

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.events import EventBus, KnownSeen
 from harness.engine.probes import ProbeRations, applicable_probes
+from harness.engine.run import RunConfig, run_campaign
 from harness.engine.stepper import Stepper
 from harness.reference import Model, Profile
 from harness.targets.base import open_target

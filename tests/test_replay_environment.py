@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.engine.campaign import RunConfig, _switches
+from harness.engine.run import RunConfig, _switches
 from harness.reference import Profile
 from harness.spec.specdir import ENV_VAR, SpecDir
 from harness.spec.verdict import OFF, VerdictSwitches, checks_off

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from harness.corpus.finding import Finding, TraceStep, load_finding
-from harness.engine.campaign import RunConfig, run_campaign
 from harness.engine.events import EventBus
 from harness.engine.replay import replay
+from harness.engine.run import RunConfig, run_campaign
 from harness.engine.stepper import TARGET_ERROR, Stepper
 from harness.reference import MalformedAction, Model, Profile
 from harness.reference.payloads import REQUIRED

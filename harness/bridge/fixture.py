@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
+from .baseline import BASELINE_SESSIONS
+
 ROOT_PLACEHOLDER = "${ROOT}"
 CANARY_PLACEHOLDER = "${CANARY}"
 #: Commands that change the disk (fenced).
@@ -227,8 +229,6 @@ class FileFixture:
 
     def hints(self) -> dict[str, dict[str, list[Any]]]:
         """Generation hints per command: property → values (`[]`: the array's items)."""
-        from .fuzz import BASELINE_SESSIONS
-
         uris = self.uri_hints()
         sessions = [*BASELINE_SESSIONS, *(f"ahp-session:/s{i}" for i in range(1, 4))]
         chats = [f"ahp-chat:/c{i}" for i in range(1, 4)]

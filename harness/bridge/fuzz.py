@@ -43,6 +43,7 @@ from harness.corpus.command_finding import CommandFinding, CommandStep
 from harness.spec.specdir import SpecDir
 
 from .app import ROOT, BridgeApp, Exchange, HostLink, Reply
+from .baseline import BASELINE_SESSIONS
 from .checks import ST_CHECKS, Observation, Sessions, Verdict, run_ours, st_verdicts
 from .fixture import FileFixture
 from .openapi import build_openapi
@@ -66,7 +67,6 @@ NEGATIVE_EXEMPT = frozenset({"ping"})
 READ_ONLY = frozenset({"ping", "listSessions", "fetchTurns", "subscribe", "resourceRead", "resourceList",
                        "resourceResolve", "resourceRequest", "completions", "resolveSessionConfig",
                        "sessionConfigCompletions"})
-BASELINE_SESSIONS = ("ahp-session:/base-alpha", "ahp-session:/base-beta")
 
 
 class CommandSetupError(Exception):

@@ -37,8 +37,8 @@ from hypothesis import HealthCheck, Verbosity, settings
 from hypothesis.stateful import get_state_machine_test
 
 from harness.corpus.finding import Finding
-from harness.engine.campaign import DEFAULT_KINDS
 from harness.engine.machine import FindingFailure, MachineConfig, Recorder, build_machine
+from harness.engine.run import DEFAULT_KINDS
 from harness.engine.shrink import TraceShrinker
 from harness.invariants.registry import REGISTRY
 from harness.reference import Model, Profile

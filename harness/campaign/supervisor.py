@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness.corpus.load import FindingFormatError, load_finding
-from harness.engine.campaign import DEFAULT_LANE
+from harness.engine.run import DEFAULT_LANE
 
 from .outcomes import OutcomeMatrix, matrix_report
 from .worker import WorkerSpec, spec_line
@@ -57,7 +57,7 @@ class CampaignSpec:
     #: or "trace" (worker 0 runs under the coverage tracer).
     coverage_mode: str = "replay"
     steer: bool = True
-    lane: str = DEFAULT_LANE  # how workers draw steps (engine/campaign.py LANES, docs/lanes.md)
+    lane: str = DEFAULT_LANE  # how workers draw steps (engine/run.py LANES, docs/lanes.md)
     program: str = "ahp-fuzz"  # how ahp-fuzz was invoked, for the replay commands the run writes
     shard: tuple[int, int] | None = None  # (i, N), 1-based i
     max_restarts: int = 20

@@ -34,9 +34,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from harness.engine.campaign import DEFAULT_KINDS, DEFAULT_LANE, LANES, RunConfig, run_campaign
 from harness.engine.control import RunControl
 from harness.engine.events import Event, EventBus, FindingFound, KnownSeen, Progress, RunFinished
+from harness.engine.run import DEFAULT_KINDS, DEFAULT_LANE, LANES, RunConfig, run_campaign
 from harness.errors import RunStopped
 from harness.reference import Profile
 

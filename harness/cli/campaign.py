@@ -30,7 +30,7 @@ def campaign_command(args: argparse.Namespace) -> int:
     from harness.campaign.live import Display
     from harness.campaign.results import report_document
     from harness.campaign.supervisor import CampaignSpec, Supervisor, default_workers, parse_shard
-    from harness.engine.campaign import DEFAULT_KINDS
+    from harness.engine.run import DEFAULT_KINDS
     from harness.report.coverage import combine
     from harness.report.merge import write_report_folder
     from harness.report.writers import write_atomic

@@ -50,8 +50,8 @@ def replay_command(args: argparse.Namespace) -> int:
         for line in replay_lines(commands, finding, spec):  # type: ignore[arg-type]
             out.print(line, markup=False)
         return 1 if commands.reproduced else 0
-    if finding.kind == "live":  # re-run its ops over the wire (harness/engine/live_replay.py)
-        from harness.engine.live_replay import replay_on_target, result_lines
+    if finding.kind == "live":  # re-run its ops over the wire (harness/live/replay.py)
+        from harness.live import replay_on_target, result_lines
         from harness.reference import DEFAULT_PROFILE
 
         options = {"allow_remote": True} if args.allow_remote else {}

@@ -52,9 +52,9 @@ def run_command(args: argparse.Namespace) -> int:
     control = RunControl(args.budget)
 
     from harness.corpus.finding import FindingFormatError, portable_target
-    from harness.engine.campaign import DEFAULT_KINDS, RunConfig, run_campaign
     from harness.engine.events import EventBus
-    from harness.engine.live import run_live  # live hosts: the live machine (engine/live.py)
+    from harness.engine.run import DEFAULT_KINDS, RunConfig, run_campaign
+    from harness.live import run_live  # live hosts: the live machine (live/machine.py)
     from harness.report.console import ConsoleReporter, make_console
     from harness.report.writers import FindingWriter, JsonReport, JunitReport
     from harness.spec.versions import KINDS

@@ -29,7 +29,7 @@ from .jsonfile import read_json
 
 FORMAT = "ahp-fuzz/finding"
 FORMAT_VERSION = 1
-#: A finding about a live host: `steps` are live ops (harness/engine/live_run.py) and
+#: A finding about a live host: `steps` are live ops (harness/live/run.py) and
 #: `extra["live"]` is the recorded conversation ("ahp-fuzz/live-trace", versioned on its own).
 LIVE_KIND = "live"
 SEVERITIES = ("violation", "warning", "divergence", "known")

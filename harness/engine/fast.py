@@ -401,7 +401,7 @@ class FastLane:
     def __init__(
         self,
         *,
-        config: Any,  # engine.campaign.RunConfig
+        config: Any,  # engine.run.RunConfig
         lanes: tuple[Lane, ...],
         recorder: Recorder,
         on_failure: Callable[[FindingFailure], None],
@@ -674,11 +674,11 @@ def _finding_trace(channels: list[tuple[Stepper, Trace]], index: int, order: lis
 
 
 def run_fast(
-    config: Any,  # engine.campaign.RunConfig
+    config: Any,  # engine.run.RunConfig
     control: Any,  # engine.control.RunControl
     recorder: Recorder,
     guarded: Any,
-    summary: Any,  # engine.campaign.RunSummary
+    summary: Any,  # engine.run.RunSummary
     kinds: tuple[str, ...],
     model: Model,
     database: Any,
@@ -687,8 +687,8 @@ def run_fast(
 ) -> None:
     """`run_campaign`'s loop for `lane="fast"`: the same arms, bandit, findings, progress and
     stopping rules as the Hypothesis lane's `_campaign_loop`."""
-    from .campaign import chunk_seed
     from .events import Notice
+    from .run import chunk_seed
 
     active = list(kinds)
     schema = _VerdictCache(config.schema) if config.schema is not None else None
@@ -716,7 +716,7 @@ def run_fast(
 def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, active: list[str],
                  lanes: tuple[Lane, ...], bandit: Bandit, fast: FastLane, failures: list[FindingFailure],
                  emit: Callable[[Any], None], reported: dict[str, Any]) -> None:
-    from .campaign import (
+    from .run import (
         _SessionFailed,
         drop_kind,
         end_chunk,

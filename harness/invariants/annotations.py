@@ -18,7 +18,7 @@ INV_049 = catalogue_entry(
     "annotation via annotations/removed instead.",
     note="Needs a live host (later issue): dispatch entryRemoved of the last entry and expect a "
     "rejection. The reducer-only form is INV-049.reducer (known).",
-    elsewhere="the live machine (harness/invariants/live_checks.py)",
+    elsewhere="the live machine (harness/invariants/live/checks.py)",
 )
 
 

@@ -154,7 +154,7 @@ INV_037 = catalogue_entry(
     "message is rejected (not silently flattened twice or dropped).",
     note="Needs a live host (later issue): dispatch a nested and an empty collection, expect a "
     "rejection echo and no state change.",
-    elsewhere="the live machine (harness/invariants/live_checks.py)",
+    elsewhere="the live machine (harness/invariants/live/checks.py)",
 )
 
 
@@ -205,7 +205,7 @@ INV_039 = catalogue_entry(
     statement="On a connection that negotiated collection support, every carrier (snapshot, live "
     "action, replay, turnsLoaded) presents the collection as a single attachment, unchanged.",
     note="Needs a live host (later issue).",
-    elsewhere="the live machine (harness/invariants/live_checks.py)",
+    elsewhere="the live machine (harness/invariants/live/checks.py)",
 )
 
 INV_040 = catalogue_entry(
@@ -219,5 +219,5 @@ INV_040 = catalogue_entry(
     "collections is presented with attachments = flatten(attachments); no member is lost, order "
     "is preserved, and no collection variant is sent.",
     note="Needs a live host with two clients of different versions (later issue).",
-    elsewhere="the live machine (harness/invariants/live_checks.py)",
+    elsewhere="the live machine (harness/invariants/live/checks.py)",
 )

@@ -50,7 +50,7 @@ INV_026 = catalogue_entry(
     statement="If `defaultChat` is present it equals some `chats[i].resource`.",
     note="Needs a live host (later issue): the reducer accepts any URI; a host must reject "
     "`session/defaultChatChanged` naming an unknown chat (or reject it as server-only).",
-    elsewhere="the live machine (harness/invariants/live_checks.py)",
+    elsewhere="the live machine (harness/invariants/live/checks.py)",
 )
 
 #: kind -> (collection path, key) pairs that must stay unique (INV-027).

@@ -25,7 +25,6 @@ from . import (
     dispatchability,
     divergence,
     late_tool_actions,
-    live,
     pending,
     published_schema,
     resource_watch,
@@ -40,6 +39,7 @@ from . import (
 )
 from ._json import fresh_copies
 from .base import Invariant, JSONDict, Reducer, Step, Violation, invariant
+from .live import catalogue as live_catalogue
 
 __all__ = [
     "REGISTRY",
@@ -67,7 +67,7 @@ MODULES: tuple[ModuleType, ...] = (
     chat_catalog,
     working_directories,
     attachments,
-    live,
+    live_catalogue,
     annotation_checks,
     changeset,
     terminal,

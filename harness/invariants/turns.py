@@ -269,7 +269,7 @@ INV_022 = catalogue_entry(
     "started turn always ends up in `turns` unless removed by `chat/truncated`.",
     note="Needs a live host (later issue): the reducer does not enforce it — turnStarted over an "
     "active turn discards it and turnsLoaded keeps in-batch duplicates (R§11 item 14).",
-    elsewhere="the live machine (harness/invariants/live_checks.py)",
+    elsewhere="the live machine (harness/invariants/live/checks.py)",
 )
 
 

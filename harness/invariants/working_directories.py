@@ -163,7 +163,7 @@ INV_031 = catalogue_entry(
     "present, every element is an element of S.workingDirectories (string equality).",
     note="Needs a live host (later issue). The reducer-only form, over independent session and "
     "chat streams, is INV-031.reducer (known).",
-    elsewhere="the live machine (harness/invariants/live_checks.py)",
+    elsewhere="the live machine (harness/invariants/live/checks.py)",
 )
 
 
@@ -209,7 +209,7 @@ INV_032 = catalogue_entry(
     "session/workingDirectoryReplaced targeting index 0, never by Remove.",
     note="Needs a live host and the agent's capabilities (later issue): reducers apply removal "
     "of index 0 verbatim, by design.",
-    elsewhere="the live machine (harness/invariants/live_checks.py)",
+    elsewhere="the live machine (harness/invariants/live/checks.py)",
 )
 
 # --- URI identity (INV-034) -------------------------------------------------------------------

@@ -35,12 +35,14 @@ from .base import (
     Action,
     ReduceSession,
     State,
+    Target,
     TargetCrashed,
     TargetError,
     TargetProtocolError,
     TargetSession,
     TargetSetupError,
     TargetTimeout,
+    register_target,
 )
 from .delta import ChangeError, apply_changes
 from .process import LineProcess, ProcessEOF, ProcessTimeout, describe_exit
@@ -642,3 +644,11 @@ def _tail_text(tail: Sequence[str]) -> str:
 def bridge_path() -> Path:
     """The Node bridge shipped with the package (used by the `ts:` and `js:` targets)."""
     return Path(__file__).with_name("node_bridge.mjs")
+
+
+def _open_adapter(text: str, *, profile: Profile = DEFAULT_PROFILE, timeout_s: float = 5.0, **options: Any) -> Target:
+    argv = split_command(text[len("adapter:") :])
+    return AdapterTarget(argv, profile=profile, timeout_s=timeout_s, description=text, **options)
+
+
+register_target(("adapter:",), ("adapter:<command line>",), _open_adapter)

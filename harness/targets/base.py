@@ -15,17 +15,14 @@ that are stale and raise `TargetCrashed`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from harness.reference.profile import DEFAULT_PROFILE, Profile
 
 State = dict[str, Any]
 Action = Mapping[str, Any]
-
-#: Spellings of live targets (`harness/targets/live.py`: ws://…, host-cmd:…, host:embedded).
-LIVE_PREFIXES = ("ws://", "wss://", "host-cmd:", "host:")
-
 
 class TargetError(Exception):
     """The target answered this step with an error (finding material).
@@ -149,6 +146,34 @@ class ReduceSession:
         self.close()
 
 
+#: Opens a target: (the spelling as given, stripped; profile; timeout_s; the caller's options).
+Opener = Callable[..., "Target"]
+
+
+@dataclass(frozen=True)
+class TargetSpelling:
+    """One way to spell a target: `prefixes` it starts with (or `exact`, the whole spelling),
+    `shown` how the unknown-spelling error names it, `opener` what builds it."""
+
+    prefixes: tuple[str, ...]
+    shown: tuple[str, ...]
+    opener: Opener
+    exact: bool = False
+
+    def matches(self, text: str) -> bool:
+        return text in self.prefixes if self.exact else text.startswith(self.prefixes)
+
+
+#: The spellings the concrete target modules registered, in registration order (the package's
+#: `__init__` imports them: reference, adapter, typescript, live).
+SPELLINGS: list[TargetSpelling] = []
+
+
+def register_target(prefixes: Sequence[str], shown: Sequence[str], opener: Opener, *, exact: bool = False) -> None:
+    """A concrete target module names its spelling(s) and how to open it (see `open_target`)."""
+    SPELLINGS.append(TargetSpelling(tuple(prefixes), tuple(shown), opener, exact))
+
+
 def open_target(
     spec: str,
     *,
@@ -167,36 +192,16 @@ def open_target(
     * `ws://…`, `host-cmd:<command>`, `host:embedded[?defect=NAME]` — a live host
       (`harness/targets/live.py`; options: `allow_remote`, `defects`).
 
-    `options` go to the target's constructor (e.g. `env`, `cwd`, `stderr`,
-    `checkpoint_every`, `startup_timeout_s`). Unknown spellings raise ValueError; a target that
-    cannot start here raises `TargetSetupError`.
+    Each concrete target module registers its spellings (`register_target`); `harness.targets`
+    imports them all, so this module imports none. `options` go to the target's constructor
+    (e.g. `env`, `cwd`, `stderr`, `checkpoint_every`, `startup_timeout_s`). Unknown spellings
+    raise ValueError naming every registered one; a target that cannot start here raises
+    `TargetSetupError`.
     """
     text = spec.strip()
-    if text == "reference":
-        from .reference import ReferenceTarget
-
-        return ReferenceTarget(profile, **options)
-    if text.startswith("adapter:"):
-        from .adapter import AdapterTarget, split_command
-
-        argv = split_command(text[len("adapter:") :])
-        return AdapterTarget(
-            argv, profile=profile, timeout_s=timeout_s, description=text, **options
-        )
-    if text.startswith("ts:"):
-        from .typescript import open_typescript_target
-
-        return open_typescript_target(text[3:], profile=profile, timeout_s=timeout_s, **options)
-    if text.startswith("js:"):
-        from .typescript import open_javascript_target
-
-        return open_javascript_target(text[3:], profile=profile, timeout_s=timeout_s, **options)
-    if text.startswith(LIVE_PREFIXES):
-        from .live import LiveTarget  # a host to fuzz over the wire (the live machine drives it)
-
-        return LiveTarget(text, **options)
-    raise ValueError(
-        f"unknown target {spec!r} "
-        "(want reference, adapter:<command line>, ts:<AHP checkout>, js:<module>, "
-        "ws://HOST:PORT[/PATH] (or wss://), host-cmd:<command that starts a host> or host:embedded[?defect=NAME])"
-    )
+    for spelling in SPELLINGS:
+        if spelling.matches(text):
+            return spelling.opener(text, profile=profile, timeout_s=timeout_s, **options)
+    shown = [name for spelling in SPELLINGS for name in spelling.shown]
+    listed = ", ".join(shown[:-1]) + " or " + shown[-1] if len(shown) > 1 else "".join(shown)
+    raise ValueError(f"unknown target {spec!r} (want {listed})")

@@ -35,7 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .base import TargetSetupError
+from harness.reference.profile import Profile
+
+from .base import Target, TargetSetupError, register_target
 
 #: How a live target is spelled (the ones `open_target` hands to this module).
 LIVE_PREFIXES = ("ws://", "wss://", "host-cmd:", "host:")
@@ -338,7 +340,7 @@ def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeo
 class LiveTarget:
     """What `open_target` returns for a live spelling: a host to start, not a reducer.
 
-    The engine drives it with the live machine (`harness.engine.live`); `reduce`/`session`
+    The engine drives it with the live machine (`harness.live`); `reduce`/`session`
     exist only so that it satisfies the `Target` protocol and say so when called.
     """
 
@@ -614,3 +616,15 @@ def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: floa
             return True
         time.sleep(interval_s)
     return predicate()
+
+
+def _open_live(text: str, *, profile: Profile | None = None, timeout_s: float = 5.0, **options: Any) -> Target:
+    """A host to fuzz over the wire (the live machine drives it; profile and timeout are its own)."""
+    return LiveTarget(text, **options)
+
+
+register_target(
+    LIVE_PREFIXES,
+    ("ws://HOST:PORT[/PATH] (or wss://)", "host-cmd:<command that starts a host>", "host:embedded[?defect=NAME]"),
+    _open_live,
+)

@@ -7,7 +7,7 @@ from typing import Any
 from harness.reference import DEFAULT_PROFILE, Model, Profile
 from harness.spec.versions import KINDS
 
-from .base import Action, State, TargetError
+from .base import Action, State, Target, TargetError, register_target
 
 
 class ReferenceTarget:
@@ -73,3 +73,10 @@ def check_kind(kind: str) -> None:
 
 def _as_target_error(e: Exception) -> TargetError:
     return TargetError(f"{type(e).__name__}: {e}", error_type=type(e).__name__, code="reducerError")
+
+
+def _open_reference(text: str, *, profile: Profile = DEFAULT_PROFILE, timeout_s: float = 5.0, **options: Any) -> Target:
+    return ReferenceTarget(profile, **options)
+
+
+register_target(("reference",), ("reference",), _open_reference, exact=True)

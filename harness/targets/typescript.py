@@ -26,7 +26,7 @@ from typing import Any
 from harness.reference.profile import DEFAULT_PROFILE, Profile
 
 from .adapter import AdapterTarget, bridge_path
-from .base import TargetSetupError
+from .base import Target, TargetSetupError, register_target
 
 #: state kind -> the export name the bridge looks for (also documented in docs/adapters.md).
 KIND_EXPORTS = {
@@ -211,3 +211,15 @@ def open_javascript_target(
         description=f"js:{module}",
         **options,
     )
+
+
+def _open_ts(text: str, *, profile: Profile = DEFAULT_PROFILE, timeout_s: float = 5.0, **options: Any) -> Target:
+    return open_typescript_target(text[3:], profile=profile, timeout_s=timeout_s, **options)
+
+
+def _open_js(text: str, *, profile: Profile = DEFAULT_PROFILE, timeout_s: float = 5.0, **options: Any) -> Target:
+    return open_javascript_target(text[3:], profile=profile, timeout_s=timeout_s, **options)
+
+
+register_target(("ts:",), ("ts:<AHP checkout>",), _open_ts)
+register_target(("js:",), ("js:<module>",), _open_js)

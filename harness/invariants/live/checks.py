@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from . import live_handshake as hs
-from . import live_scenarios as sc
-from . import live_state as stt
-from . import live_wire as wire
-from .base import Violation
-from .live_base import LiveCheck, LiveObservation
-from .registry import REGISTRY, InvariantCheckError, sort_key
+from ..base import Violation
+from ..registry import REGISTRY, InvariantCheckError, sort_key
+from . import handshake as hs
+from . import scenarios as sc
+from . import state as stt
+from . import wire
+from .base import LiveCheck, LiveObservation
 
 LIVE_CHECKS: tuple[LiveCheck, ...] = tuple(
     sorted(

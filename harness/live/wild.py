@@ -29,11 +29,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from harness.invariants.base import Violation
-from harness.invariants.live_base import WireProbe
+from harness.invariants.live.base import WireProbe
 from harness.targets.live import ROOT, ConnectionLost, RpcError, WireConnection
 
 if TYPE_CHECKING:
-    from .live_run import LiveRun, SimClient
+    from .client import SimClient
+    from .run import LiveRun
 
 #: The drain that replaces the ping barrier: no frame for this long means quiescence…
 QUIET_S = 0.03
@@ -77,7 +78,7 @@ async def ping(client: SimClient) -> bool:
         run.ping_silent = True
     except ConnectionLost as e:
         client.dead = True
-        from .live_run import LiveFailure
+        from .failure import LiveFailure
 
         raise LiveFailure(TARGET_CRASH, f"client {client.view.index}: ping: {e}") from None
     if (probe.error is not None or probe.result is not None or not probe.answered) and not run.ping_refused:
@@ -126,7 +127,7 @@ async def handshake(run: LiveRun, op: dict[str, Any]) -> None:
     try:
         await conn.open(run.url, run.request_timeout_s)
     except ConnectionLost as e:
-        from .live_run import LiveFailure
+        from .failure import LiveFailure
 
         raise LiveFailure(TARGET_CRASH, f"handshake probe {name}: {e}") from None
     run.probe_no += 1

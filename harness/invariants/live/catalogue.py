@@ -1,17 +1,17 @@
 """G. Wire and live-host properties (INVARIANTS.md INV-041…048, 052), plus two harness additions.
 
 They need a running host and clients, so no reducer step can check them: the live machine
-(`harness/engine/live.py`) checks them after every step with the functions in
-`live_checks.LIVE_CHECKS` (`live_wire`, `live_state`, `live_scenarios`). The entries here carry
+(`harness/live/machine.py`) checks them after every step with the functions in
+`checks.LIVE_CHECKS` (`wire`, `state`, `scenarios`, `handshake`). The entries here carry
 the severity, source and statement; `elsewhere` says where the check runs.
 """
 
 from __future__ import annotations
 
-from .base import catalogue_entry
+from ..base import catalogue_entry
 
 _LATER = "Needs a live host: checked by the live machine on recorded conversations."
-LIVE = "the live machine (harness/invariants/live_checks.py), `ahp-fuzz run --target ws://…|host:embedded`"
+LIVE = "the live machine (harness/invariants/live/checks.py), `ahp-fuzz run --target ws://…|host:embedded`"
 
 INV_041 = catalogue_entry(
     "INV-041",
@@ -152,7 +152,7 @@ INV_X05 = catalogue_entry(
 # Checked on probes the live machine sends (`handshake` ops, the ping barrier, bare JSON values):
 # each is a plain live-run finding, never a harness crash.
 
-_WILD = "A harness addition (issue 16): checked by the live machine's probes (engine/live_wild.py)."
+_WILD = "A harness addition (issue 16): checked by the live machine's probes (live/wild.py)."
 
 INV_H01 = catalogue_entry(
     "INV-H01",

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.spec.versions import introduced_in, parse_version
 
-from .live_base import ABSENT, ClientView, Dispatch, Envelope, LiveObservation, first_difference
+from .base import ABSENT, ClientView, Dispatch, Envelope, LiveObservation, first_difference
 
 #: Keys a host may canonicalize or enrich in an echoed action (INV-047: directory spelling,
 #: INV-034; a chat attachment's pinned `endTurn`). Differences elsewhere are not allowed.
@@ -223,7 +223,7 @@ def must_reject(obs: LiveObservation, inv_id: str) -> Iterator[str]:
     """Dispatches whose rejection `inv_id` requires, echoed as accepted (shared by the checks).
     The message says MUST or SHOULD as the catalogue's severity for `inv_id` does (a `warning`
     is a SHOULD: INV-053)."""
-    from .registry import REGISTRY  # the registry collects this module: look it up when called
+    from ..registry import REGISTRY  # the registry collects this module: look it up when called
 
     entry = REGISTRY.get(inv_id)
     word = "SHOULD" if entry is not None and entry.severity == "warning" else "MUST"

@@ -1,6 +1,6 @@
 """One live run: simulated clients on a background event loop, ops, quiescence, the live checks.
 
-The same `LiveRun` serves the fuzz machine (`engine/live.py`) and replay (`engine/live_replay.py`),
+The same `LiveRun` serves the fuzz machine (`live/machine.py`) and replay (`live/replay.py`),
 so a replayed live finding is judged by exactly the rules that found it. A run is a list of
 *ops* (plain JSON, the replayable program of a live finding):
 
@@ -24,24 +24,19 @@ checks on what every client recorded.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import json
-import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from harness.invariants.base import Violation
-from harness.invariants.live_base import (
-    ClientView,
+from harness.invariants.live.base import (
     Command,
     Dispatch,
-    Envelope,
     LiveObservation,
     Probe,
     Reconnect,
@@ -49,335 +44,28 @@ from harness.invariants.live_base import (
     Snapshot,
     profile_key,
 )
-from harness.invariants.live_checks import check_live
+from harness.invariants.live.checks import check_live
 from harness.reference import MalformedAction, Model, Profile
 from harness.spec.versions import introduced_in, is_client_dispatchable, parse_version
-from harness.targets.live import ROOT, ConnectionLost, RpcError, Transcript, WireConnection
+from harness.targets.live import ROOT, ConnectionLost, RpcError, Transcript
 
-from .live_wild import death_violation, handshake, note_delivery, ping, quiesce
+from .client import ClientSpec, SimClient, kind_of_uri
+from .failure import TARGET_CRASH, LiveFailure
+from .loop import EventLoopThread
+from .pool import ConnectionPool
+from .settle import LEAN, SettlePolicy
+from .wild import death_violation, handshake, quiesce
 
 T = TypeVar("T")
 JSON = Any
 State = dict[str, Any]
 
-TARGET_TIMEOUT = "TARGET-TIMEOUT"
-TARGET_CRASH = "TARGET-CRASH"
 COLLECTION = "collection"
-
-
-@dataclass(frozen=True)
-class ClientSpec:
-    offer: tuple[str, ...] = ("0.7.0", "0.6.0")
-    collections: bool = True
-    delivery_ms: int = 0
-
-    def op(self, index: int) -> dict[str, Any]:
-        return {"op": "connect", "client": index, "offer": list(self.offer),
-                "collections": self.collections, "deliveryMs": self.delivery_ms}
-
-
-#: Four clients: two that negotiated collections (immediate and coalesced delivery, INV-043),
-#: one that did not (INV-040), one that speaks only 0.6.0 (INV-046).
-DEFAULT_CLIENTS: tuple[ClientSpec, ...] = (
-    ClientSpec(),
-    ClientSpec(delivery_ms=20),
-    ClientSpec(collections=False),
-    ClientSpec(offer=("0.6.0",), collections=False),
-)
-
-
-@dataclass(frozen=True)
-class SettlePolicy:
-    """How a run reaches quiescence after an op and which fresh snapshots it takes.
-
-    *Thorough* (`THOROUGH`, the settings before issue 17, kept for the bench): a `ping` on every
-    client after every op, and every `every` ops an observer per client profile takes a real
-    fresh snapshot of each channel that changed (of every watched channel each `full_every` ops).
-    Its blind spot: the cross-channel checks (INV-048, INV-031) compare a chat with its session
-    only when both changed in the same op (or at a full op).
-
-    *Lean* (`LEAN`, what `LiveRun` does unless told otherwise — the fuzz machine, replay and
-    shrinking alike: its decisions depend on the op's position and what the host sent, so a
-    finding replays with the snapshots that found it): the same checks on fewer frames —
-
-    * `barrier="sources"`: ping the clients that sent this op's frames (the host answers in
-      order on a connection, so it has handled the op and everything before); every other client
-      is caught up once it holds every envelope those clients received since the last check on
-      the channels it watches (rejections aside: a host may send them only to the sender; types
-      newer than its version aside); only a client that still lacks one after a few loop turns,
-      whose connection closed, or that watches a channel no pinged client watches, is pinged;
-    * `snapshots="needed"`: a real fresh snapshot (observer subscribe + unsubscribe) only where it
-      can show more than the clients' own folds — *needed*: in every profile, of a channel whose
-      accepted envelope carries a collection or working directories (the per-profile projections,
-      INV-039/040/046) or that a command touched; in the richest profile, of a channel that got a
-      rejection (a rejected action applied anyway, INV-042/044, even when the next op overwrites
-      it); *sampled*: every `every` ops, one profile in turn (rotating) snapshots every channel
-      that changed since that profile's last real snapshot; *full*: every `full_every` ops every
-      watched channel in every profile. Between real snapshots the snapshot checks read a *folded
-      view*: a client of the profile's confirmed state (`fromSeq` None, so INV-042 — fold against
-      snapshot — never compares a fold with a fold), and the snapshots clients received
-      themselves this op (subscribe, reconnect) count as real ones of their profile.
-
-    `LiveRun.stats` counts what was done (ops by snapshot reason, real snapshots, folded views,
-    pings sent and skipped); the campaign reports the sums (`liveSettling` in report.json).
-    """
-
-    barrier: str = "all"  # "all" | "sources"
-    snapshots: str = "touched"  # "touched" | "needed"
-    every: int = 1
-    full_every: int = 10
-    #: Loop turns a non-pinged client gets to receive what the pinged ones received.
-    catchup_turns: int = 4
-
-    def __post_init__(self) -> None:
-        if self.barrier not in ("all", "sources") or self.snapshots not in ("touched", "needed"):
-            raise ValueError(f"bad settle policy {self!r}")
-        if self.every < 1 or self.full_every < 1:
-            raise ValueError(f"settle policy intervals must be >= 1: {self!r}")
-
-
-THOROUGH = SettlePolicy()
-LEAN = SettlePolicy(barrier="sources", snapshots="needed", every=4, full_every=40)
-SETTLE_POLICIES: dict[str, SettlePolicy] = {"lean": LEAN, "thorough": THOROUGH}
 
 
 #: Checks a live run skips unless asked: INV-052 documents a gap (INVARIANTS.md: "report how the
 #: host behaves"; a SHOULD that the embedded host does not implement).
 DEFAULT_SKIP: frozenset[str] = frozenset({"INV-052"})
-
-
-class LiveFailure(Exception):
-    """The host hung or dropped a connection: a finding of its own (not an invariant)."""
-
-    def __init__(self, invariant: str, message: str) -> None:
-        super().__init__(message)
-        self.violation = Violation(invariant, "violation", message)
-
-
-class EventLoopThread:
-    """The run's asyncio loop, driven inline by the synchronous caller (`run(coro, timeout)`).
-
-    The loop runs only while an op runs, in the caller's thread: between ops its reader tasks wait
-    (frames stay in the socket buffers; `ping` barriers make every op end at quiescence anyway).
-    A loop on a background thread, handed each op with `run_coroutine_threadsafe`, cost two thread
-    handoffs per op and made the client loop, the Hypothesis thread and an in-process host fight
-    for the GIL (bench/results/live.md). `threaded=True` keeps that old mode (the bench baseline).
-    """
-
-    def __init__(self, name: str = "ahp-live-loop", *, threaded: bool = False,
-                 shield: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.threaded = threaded
-        #: Inline mode: a stop signal (whose handler raises `RunStopped`) must not land inside the
-        #: loop's callbacks (websockets' parser, a reader task): `RunControl.shielded` defers it
-        #: to the end of the op (bounded by the op's timeout).
-        self._shield = shield
-        self._thread: threading.Thread | None = None
-        if threaded:
-            self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
-            self._thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float) -> T:
-        if self._thread is not None:
-            fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
-            try:
-                return fut.result(timeout_s)
-            except concurrent.futures.TimeoutError:
-                fut.cancel()
-                raise LiveFailure(TARGET_TIMEOUT, f"no answer from the host within {timeout_s:g}s") from None
-        try:
-            with self._shield() if self._shield is not None else contextlib.nullcontext():
-                return self.loop.run_until_complete(asyncio.wait_for(coro, timeout_s))
-        except TimeoutError:
-            raise LiveFailure(TARGET_TIMEOUT, f"no answer from the host within {timeout_s:g}s") from None
-
-    def close(self) -> None:
-        if self.loop.is_closed():
-            return
-        if self._thread is not None:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(5)
-            if not self._thread.is_alive():
-                self.loop.close()
-            return
-        tasks = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
-        for t in tasks:
-            t.cancel()
-        if tasks:
-            with contextlib.suppress(Exception):
-                self.loop.run_until_complete(asyncio.wait(tasks, timeout=2.0))
-        with contextlib.suppress(Exception):
-            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-        self.loop.close()
-
-
-def kind_of_uri(uri: str) -> str | None:
-    if uri == ROOT:
-        return "root"
-    for prefix, kind in (("ahp-session:", "session"), ("ahp-chat:", "chat"), ("ahp-terminal:", "terminal"),
-                         ("ahp-changeset:", "changeset"), ("ahp-resource-watch:", "resourceWatch")):
-        if uri.startswith(prefix):
-            return "annotations" if kind == "session" and uri.endswith("/annotations") else kind
-    return None
-
-
-class SimClient:
-    """One simulated client: a connection, its confirmed state per channel, its pending queue."""
-
-    def __init__(self, run: LiveRun, index: int, spec: ClientSpec, client_id: str) -> None:
-        self.run = run
-        self.spec = spec
-        self.view = ClientView(index, client_id, list(spec.offer), collections=spec.collections,
-                               delivery_ms=spec.delivery_ms)
-        self.conn: WireConnection | None = None
-        self.model: Model | None = None
-        self.by_seq: dict[int, Dispatch] = {}
-        self.next_seq = 1
-        self.dead = False
-
-    @property
-    def ready(self) -> bool:
-        return self.conn is not None and self.view.version is not None and not self.dead
-
-    # -- receiving ---------------------------------------------------------------------------
-
-    def on_notification(self, conn_id: int, method: str, params: dict[str, Any]) -> None:
-        if self.conn is None or conn_id != self.conn.conn_id or method != "action":
-            return
-        note_delivery(self.run, self, params)
-        env = Envelope.from_params(params)
-        self.view.envelopes.append(env)
-        self._apply(env)
-
-    def _apply(self, env: Envelope) -> None:
-        v = self.view
-        ch = env.channel
-        if isinstance(env.origin, dict) and env.origin.get("clientId") == v.client_id:
-            d = self.by_seq.get(env.origin.get("clientSeq"))  # type: ignore[arg-type]
-            if d is not None and d.channel == ch:
-                d.echoes.append(env)
-                q = v.pending.get(ch)
-                if q:
-                    v.pending[ch] = [x for x in q if x is not d]
-        if env.rejected or ch not in v.confirmed or self.model is None:
-            return
-        kind = self.run.kinds.get(ch) or kind_of_uri(ch)
-        if kind is None:
-            return
-        try:
-            new = self.model.reduce(kind, v.confirmed[ch], env.action, 0)
-        except MalformedAction:
-            new = v.confirmed[ch]
-        except Exception:  # a shape the reducers never meet (a host in the wild): not applied
-            if isinstance(env.action, dict) and isinstance(v.confirmed[ch], dict):
-                raise  # a real action the reference model chokes on: a harness bug, reported
-            new = v.confirmed[ch]
-        v.confirmed[ch] = new
-        v.history.setdefault(ch, []).append((env.seq, new))
-
-    def take_snapshot(self, snap: Any) -> None:
-        if not isinstance(snap, dict) or not isinstance(snap.get("resource"), str):
-            return
-        ch, state = snap["resource"], snap.get("state")
-        if not isinstance(state, dict):
-            return
-        v = self.view
-        v.snapshots.append(Snapshot(ch, snap.get("fromSeq"), state, len(v.envelopes)))
-        v.confirmed[ch] = state
-        seq = snap.get("fromSeq") if isinstance(snap.get("fromSeq"), int) else -1
-        v.history[ch] = [(seq, state)]
-        v.subscribed.add(ch)
-        self.run.kinds.setdefault(ch, kind_of_uri(ch) or "")
-
-    def optimistic(self, channel: str) -> State | None:
-        state = self.view.confirmed.get(channel)
-        kind = self.run.kinds.get(channel)
-        if state is None or self.model is None or not kind:
-            return state
-        for d in self.view.pending.get(channel, []):
-            with contextlib.suppress(MalformedAction):
-                state = self.model.reduce(kind, state, d.action, 0)
-        return state
-
-    # -- sending -----------------------------------------------------------------------------
-
-    async def connect(self, url: str) -> None:
-        self.conn = WireConnection(self.run.next_conn(), self.run.transcript, self.on_notification)
-        await self.conn.open(url, self.run.request_timeout_s)
-
-    async def initialize(self) -> None:
-        assert self.conn is not None
-        params: dict[str, Any] = {
-            "channel": ROOT, "protocolVersions": list(self.spec.offer), "clientId": self.view.client_id,
-            "clientInfo": {"name": "ahp-fuzz", "version": "0.1.0"}, "initialSubscriptions": [ROOT],
-        }
-        if self.spec.collections:
-            params["capabilities"] = {"attachmentCollections": {}}
-        try:
-            res = await self.request("initialize", params)
-        except RpcError:
-            self.view.version = None  # e.g. -32005: the host does not speak this offer
-            return
-        version = res.get("protocolVersion") if isinstance(res, dict) else None
-        self.view.version = version if isinstance(version, str) else None
-        try:
-            self.model = Model(Profile.for_version(version)) if isinstance(version, str) else None
-        except ValueError:
-            self.model = None
-        snaps = res.get("snapshots") if isinstance(res, dict) else None
-        for snap in snaps if isinstance(snaps, list) else []:
-            self.take_snapshot(snap)
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        assert self.conn is not None
-        try:
-            return await self.conn.request(method, params, self.run.request_timeout_s)
-        except TimeoutError:
-            raise LiveFailure(
-                TARGET_TIMEOUT,
-                f"client {self.view.index}: no answer to {method} within {self.run.request_timeout_s:g}s",
-            ) from None
-        except ConnectionLost as e:
-            self.dead = True
-            raise LiveFailure(TARGET_CRASH, f"client {self.view.index}: {method}: {e}") from None
-
-    async def subscribe(self, channel: str) -> bool:
-        params: dict[str, Any] = {"channel": channel}
-        if self.spec.delivery_ms:
-            params["delivery"] = {"maxLatencyMs": self.spec.delivery_ms}
-        try:
-            res = await self.request("subscribe", params)
-        except RpcError:
-            return False
-        self.view.subscribed.add(channel)
-        if isinstance(res, dict):
-            self.take_snapshot(res.get("snapshot"))
-        return True
-
-    async def dispatch(self, channel: str, action: JSON) -> Dispatch:
-        assert self.conn is not None
-        d = Dispatch(self.next_seq, channel, action)
-        self.run.expect_dispatch(self, d)
-        if self.run.racing and d.must_reject not in (None, "INV-053"):
-            # sent in a race: another client's action may make it valid first (only the
-            # state-independent rule stays certain)
-            d.must_reject, d.reason = None, ""
-        self.next_seq += 1
-        self.view.dispatches.append(d)
-        self.by_seq[d.client_seq] = d
-        if channel in self.view.subscribed and not d.silent:
-            self.view.pending.setdefault(channel, []).append(d)
-        try:
-            await self.conn.notify("dispatchAction", {"channel": channel, "clientSeq": d.client_seq, "action": action})
-        except ConnectionLost as e:
-            self.dead = True
-            raise LiveFailure(TARGET_CRASH, f"client {self.view.index}: dispatchAction: {e}") from None
-        return d
-
-    async def ping(self) -> bool:
-        """A barrier on this connection: True when the host answered (a refusal is recorded as an
-        INV-H01 probe and makes the run quiesce by a timed drain instead)."""
-        return await ping(self)
 
 
 class LiveRun:
@@ -773,7 +461,7 @@ class LiveRun:
         the answer to their last request was their barrier), then each other client is either
         caught up (`_caught_up`) within a few loop turns or pinged as well.
 
-        A host that leaves a ping unanswered gets livewild's fallback (`live_wild.quiesce`) under
+        A host that leaves a ping unanswered gets livewild's fallback (`wild.quiesce`) under
         either policy: a timed drain instead, here and in every later barrier of the run — an
         unanswered ping proves nothing about the clients it was meant to prove caught up."""
         ready = self.ready_clients()
@@ -802,7 +490,7 @@ class LiveRun:
         self.stats["pingsSkipped"] += len(rest) - sum(1 for c in first if any(c is r for r in rest)) - len(lagging)
 
     async def _quiesce(self, clients: list[SimClient]) -> bool:
-        """Ping `clients` (`live_wild.quiesce`): True when the host answered each (an error answer
+        """Ping `clients` (`wild.quiesce`): True when the host answered each (an error answer
         is a barrier too), False when it fell back to a timed drain of the whole run."""
         if await quiesce(self, clients):
             return True
@@ -1161,34 +849,6 @@ class LiveRun:
                     self.pool.give(key, c)
         if self._own_loop:
             self.loop.close()
-
-
-class ConnectionPool:
-    """Connections kept open across the machine runs of one campaign (one loop, one host),
-    keyed by (role, url, client spec): a run's clean clients and observers go back in when it
-    closes (`LiveRun.close`), the next run's connect ops and observers take them out."""
-
-    def __init__(self) -> None:
-        self._free: dict[tuple[Any, ...], list[SimClient]] = {}
-
-    def take(self, key: tuple[Any, ...]) -> SimClient | None:
-        free = self._free.get(key)
-        while free:
-            c = free.pop()
-            if c.conn is not None and not c.conn.closed.is_set():
-                return c
-        return None
-
-    def give(self, key: tuple[Any, ...], c: SimClient) -> None:
-        self._free.setdefault(key, []).append(c)
-
-    def __len__(self) -> int:
-        return sum(len(v) for v in self._free.values())
-
-    async def aclose(self) -> None:
-        conns = [c.conn for free in self._free.values() for c in free if c.conn is not None]
-        self._free.clear()
-        await asyncio.gather(*(conn.close() for conn in conns))
 
 
 #: Keys whose value a host projects differently per client profile: collections are flattened for

@@ -5,7 +5,7 @@ The Hypothesis machine stays synchronous: all connections of a run live on one a
 (`LiveRun.apply`); for `host:embedded` the campaign serves the host on that same loop. One machine run =
 fresh client connections (`DEFAULT_CLIENTS`: two that negotiated collections with different
 delivery latencies, one that did not, one that speaks only 0.6.0), two new sessions everyone
-subscribes to, then steps drawn from the weighted scenarios of `live_ops`. After every op the
+subscribes to, then steps drawn from the weighted scenarios of `ops`. After every op the
 run settles (ping barrier on every connection, bounded wait for pending echoes, new chats
 followed), fresh snapshots are taken, and every live check runs. A violation ends the machine
 run; the campaign turns the run's ops and conversation into a live finding, shrinks it (ddmin
@@ -30,15 +30,8 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
-from harness.errors import RunStopped
-from harness.invariants.base import Violation
-from harness.invariants.registry import REGISTRY
-from harness.spec.versions import KNOWN_VERSIONS
-from harness.targets.live import is_live_spec, parse_live_spec
-
-from .campaign import RunConfig, RunSummary
-from .control import RunControl
-from .events import (
+from harness.engine.control import RunControl
+from harness.engine.events import (
     EventBus,
     FindingFound,
     KnownSeen,
@@ -48,21 +41,23 @@ from .events import (
     RunStarted,
     Shrinking,
 )
-from .live_host import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
-from .live_ops import DEFAULT_WEIGHTS, SCENARIOS, preflight_ops, session_ops, setup_ops
-from .live_replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
-from .live_run import (
-    DEFAULT_CLIENTS,
-    DEFAULT_SKIP,
-    SETTLE_POLICIES,
-    ClientSpec,
-    ConnectionPool,
-    EventLoopThread,
-    LiveFailure,
-    LiveRun,
-    SettlePolicy,
-)
-from .live_wild import TARGET_DIED, check_versions, offers_for, unknown_rules
+from harness.engine.run import RunConfig, RunSummary
+from harness.errors import RunStopped
+from harness.invariants.base import Violation
+from harness.invariants.registry import REGISTRY
+from harness.spec.versions import KNOWN_VERSIONS
+from harness.targets.live import is_live_spec, parse_live_spec
+
+from .client import DEFAULT_CLIENTS, ClientSpec
+from .failure import LiveFailure
+from .keeper import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
+from .loop import EventLoopThread
+from .ops import DEFAULT_WEIGHTS, SCENARIOS, preflight_ops, session_ops, setup_ops
+from .pool import ConnectionPool
+from .replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
+from .run import DEFAULT_SKIP, LiveRun
+from .settle import SETTLE_POLICIES, SettlePolicy
+from .wild import TARGET_DIED, check_versions, offers_for, unknown_rules
 
 
 @dataclass
@@ -85,7 +80,7 @@ class LiveConfig:
     sessions: int = 2
     clients: tuple[ClientSpec, ...] = DEFAULT_CLIENTS
     weights: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    #: How each op settles and which fresh snapshots it takes (`live_run.SettlePolicy`): "lean"
+    #: How each op settles and which fresh snapshots it takes (`settle.SettlePolicy`): "lean"
     #: (pings and real snapshots only where needed, sampled, full) or "thorough" (every client
     #: pinged, every changed channel snapshotted in every profile, every op — the old settings).
     settle: str = "lean"
@@ -107,7 +102,7 @@ class LiveConfig:
     #: Run the event loop on a background thread (the old mode, kept as the bench baseline);
     #: default: inline in the calling thread (`EventLoopThread`).
     threaded_loop: bool = False
-    #: Keep connections open across machine runs (`live_run.ConnectionPool`): a run's clean
+    #: Keep connections open across machine runs (`pool.ConnectionPool`): a run's clean
     #: clients and observers serve the next run's connect ops. None: when the campaign serves
     #: the embedded host on its own loop (a host without timers: nothing reaches a connection
     #: once its run is over).
@@ -120,10 +115,10 @@ class LiveConfig:
     #: own event loop and fuzz that one (host and clients in one thread); False: fuzz `url`.
     host_in_loop: bool = True
     #: The `LiveTarget` that started the host (host-cmd:, ws://): how the campaign learns that
-    #: it died and starts a fresh one (`live_host.HostKeeper`). None: only `url` is known.
+    #: it died and starts a fresh one (`keeper.HostKeeper`). None: only `url` is known.
     target: Any = None
     #: Run every handshake probe and bare JSON value once per campaign, at the start of the
-    #: first examples (`live_ops.preflight_ops`); False: only as drawn by the scenarios.
+    #: first examples (`ops.preflight_ops`); False: only as drawn by the scenarios.
     preflight: bool = True
 
 

@@ -1,7 +1,7 @@
 """Live findings: building them from a failing run, replaying them against a host, shrinking them.
 
 A live finding is an ordinary `Finding` with `kind == "live"`: its steps are the run's ops
-(`TraceStep(action=op)`, see `engine/live_run.py`), and `extra["live"]` holds the recorded
+(`TraceStep(action=op)`, see `live/run.py`), and `extra["live"]` holds the recorded
 conversation (`LIVE_TRACE_FORMAT`, versioned): the run token, the clients, and every frame in
 both directions in the order this process saw them. Replay needs only the ops: it re-runs them
 against a host with a fresh token (URIs and client ids are rewritten) and judges every op with the
@@ -21,7 +21,8 @@ from harness.corpus.finding import Finding, TraceStep
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
 
-from .live_run import EventLoopThread, LiveRun
+from .loop import EventLoopThread
+from .run import LiveRun
 
 LIVE_KIND = "live"
 LIVE_TRACE_FORMAT = "ahp-fuzz/live-trace"
@@ -132,7 +133,7 @@ class LiveShrinker:
                  max_attempts: int = 200, keeper: Any = None, request_timeout_s: float = 5.0) -> None:
         self.url = url
         self.request_timeout_s = request_timeout_s  # the run's: a slow answer is not "does not reproduce"
-        #: The host's keeper (`live_host.HostKeeper`): each candidate runs against a living host
+        #: The host's keeper (`keeper.HostKeeper`): each candidate runs against a living host
         #: (one the previous candidate killed is restarted first), so a death finding shrinks.
         self.keeper = keeper
         self.loop = loop

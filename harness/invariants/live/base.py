@@ -1,7 +1,7 @@
 """What the live checks look at: a recorded conversation with a host, as plain data.
 
-The live machine (`harness.engine.live`) fills these records as frames arrive; the live checks
-(`live_wire`, `live_state`, `live_scenarios`) read them after each step, at quiescence. A test
+The live machine (`harness.live`) fills these records as frames arrive; the live checks
+(`wire`, `state`, `scenarios`, `handshake`) read them after each step, at quiescence. A test
 can build them by hand from a crafted envelope stream: that is how every live check is shown
 failing on a counterexample.
 

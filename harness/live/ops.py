@@ -1,7 +1,7 @@
 """What the live machine tries: scenario generators that draw the next ops from the run's state.
 
 Each scenario reads the clients' confirmed states (through `LiveRun`) and draws a short list of
-ops (`engine/live_run.py` lists the op shapes) with Hypothesis. The valid lane is the project's
+ops (`live/run.py` lists the op shapes) with Hypothesis. The valid lane is the project's
 state-aware action strategies (`strategies.actions.actions_for`) over a client's optimistic
 state, restricted to the types that client may dispatch; the other scenarios are the seed
 scenarios of INVARIANTS.md §E/§F and the wire probes. A scenario that does not apply to the
@@ -21,7 +21,8 @@ from strategies import attachments as gen_att
 from strategies import uris as gen_uris
 from strategies.actions import BUILDERS, ActionContext, action_of_type, actions_for
 
-from .live_run import ClientSpec, LiveRun, SimClient
+from .client import ClientSpec, SimClient
+from .run import LiveRun
 
 Op = dict[str, Any]
 Scenario = Callable[[st.DataObject, LiveRun], list[Op]]
@@ -427,7 +428,7 @@ def preflight_ops() -> list[Op]:
     """Every handshake probe and every bare JSON value, once per campaign, at the start (after
     the clients connect): host-level properties a plain run must not leave to chance (issue 16).
     The `handshake` and `garbage` scenarios keep drawing them during the run."""
-    from .live_wild import PROBES
+    from .wild import PROBES
 
     return ([{"op": "handshake", "client": 0, "probe": p} for p in PROBES]
             + [{"op": "garbage", "client": 0, "frame": f} for f in BARE_VALUES])
@@ -437,7 +438,7 @@ def handshake(data: st.DataObject, run: LiveRun) -> list[Op]:
     """A handshake or error-code probe on a connection of its own (WIRE.md §3, JSON-RPC §5.1):
     ping before initialize, a request before initialize, a second initialize, unknown or empty
     version lists, an unknown method, bad params (INV-H01…H06)."""
-    from .live_wild import PROBES
+    from .wild import PROBES
 
     return [{"op": "handshake", "client": 0, "probe": data.draw(st.sampled_from(PROBES), label="probe")}]
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from itertools import combinations, pairwise
 from typing import Any
 
-from .live_base import ClientView, Envelope, LiveObservation, profile_key, state_difference
-from .live_wire import must_reject
+from .base import ClientView, Envelope, LiveObservation, profile_key, state_difference
+from .wire import must_reject
 
 State = dict[str, Any]
 

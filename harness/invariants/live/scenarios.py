@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .live_base import ClientView, Dispatch, Envelope, LiveObservation, first_difference
-from .live_wire import _comparable, _dispatch_of, has_collection, must_reject
+from .base import ClientView, Dispatch, Envelope, LiveObservation, first_difference
+from .wire import _comparable, _dispatch_of, has_collection, must_reject
 
 COLLECTION = "collection"
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.corpus.finding import Finding
+from harness.engine.events import EventBus, FindingFound, Shrinking
 
-from .events import EventBus, FindingFound, Shrinking
-from .live import LiveConfig, run_live_campaign
+from .machine import LiveConfig, run_live_campaign
 
 #: defect -> (scenario weights, start the host with immutablePrimary)
 FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
@@ -90,9 +90,8 @@ def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, ma
     Bounded by `max_chunks` chunks of `chunk_examples` machine runs (what the draws are; the same
     seed gives the same run) and, as a safety net, by `budget_s` of wall-clock time. `options` are
     other `LiveConfig` fields (the bench compares the old settings with the new: `settle`, …)."""
+    from harness.engine.control import RunControl
     from harness.targets.live import LiveTarget
-
-    from .control import RunControl
 
     w, primary = FOCUS[defect] if defect else ({}, False)
     spec = focused_spec(defect, primary)
@@ -125,13 +124,13 @@ def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, ma
 
 
 def _defaults() -> dict[str, int]:
-    from .live_ops import DEFAULT_WEIGHTS
+    from .ops import DEFAULT_WEIGHTS
 
     return dict(DEFAULT_WEIGHTS)
 
 
 def _all() -> tuple[str, ...]:
-    from .live_ops import SCENARIOS
+    from .ops import SCENARIOS
 
     return tuple(SCENARIOS)
 

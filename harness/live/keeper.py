@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.targets.live import EmbeddedInLoop, LiveSpec, embedded_in_loop
 
-from .live_run import EventLoopThread
+from .loop import EventLoopThread
 
 #: Deaths in a row, each within `QUICK_DEATH_STEPS` ops of a restart, before the campaign drops
 #: the host (a host that dies after a good while of fuzzing is restarted however often it dies).

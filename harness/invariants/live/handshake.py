@@ -2,7 +2,7 @@
 
 A host in the wild may refuse `ping`, serve requests before `initialize`, re-bind on a second
 `initialize`, negotiate versions nobody offered or answer errors with the wrong codes. The live
-machine sends probes for each (`engine/live_wild.py`: `handshake` ops, the ping barrier, bare
+machine sends probes for each (`live/wild.py`: `handshake` ops, the ping barrier, bare
 JSON values among the malformed frames) and records them as `WireProbe`s / `Probe`s; these checks
 judge them. Each yields one message per offending probe since the previous check.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .live_base import LiveObservation
+from .base import LiveObservation
 
 UNSUPPORTED_PROTOCOL_VERSION = -32005
 METHOD_NOT_FOUND = -32601
