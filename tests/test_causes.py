@@ -402,6 +402,9 @@ def test_a_wrap_a_probe_reports_in_words_is_the_wrap_cause() -> None:
     probe = check_cause("INV-015.strict-probe", 'probe: a late chat/toolCallComplete for turn "t" changed '
                         "status 2147483714 → -2147483582 (the target breaks it its own way)")
     assert probe.key == wrap.key and probe.transformation == "int-wrap"
+    # the probe's action also cleared a bit before the wrap (2147483714 → 2147483713 → wrapped)
+    flipped = check_cause("INV-015.strict-probe", "probe: changed status 2147483714 → -2147483583 (…)")
+    assert flipped.key == wrap.key
     assert check_cause("INV-015.strict-probe", "probe: changed status 40 → 33").transformation == "check"
 
 

@@ -276,10 +276,12 @@ def check_cause(invariant: str, message: str) -> Cause:
     presence = message_presence(message)
     if presence is not None:
         return presence
-    for m in _CHANGE.finditer(message):  # `status 2147483714 → -2147483582`: a wrap seen by a probe
-        cause = classify((m.group(1),), int(m.group(2)), int(m.group(3)), "")
-        if cause.transformation == "int-wrap":
-            return cause
+    for m in _CHANGE.finditer(message):  # `status 2147483714 → -2147483583`: a wrap seen by a probe
+        a, b = int(m.group(2)), int(m.group(3))
+        if a >= 1 << 31 and -(1 << 31) <= b < 0:
+            # the value after the change, read as unsigned, is ≥ 2³¹ too: the bits the probe's
+            # action left, wrapped to int32 (the change itself may have flipped a bit as well)
+            return classify((m.group(1),), b + (1 << 32), b, "")
     shaped = message_shape(message)
     return Cause(("check", invariant, shaped), f"{invariant}: {message[:160]}")
 
