@@ -425,10 +425,11 @@ def test_an_accepted_encoder_loss_behind_an_ignored_action_trips_no_probe() -> N
             "status": 40, "draft": {"text": "x", "origin": {"kind": "user"}, "attachments": [att]}}
     target = _trace_adapter("ignore,empty")
     try:
-        s = Stepper("chat", chat, Model(P, check_payloads=True), target.session("chat", chat), target,
-                    baseline=baseline)
-        fired = {v.invariant for v in s.step({"type": "chat/draftChanged"}, 54_733).violations
-                 if v.severity != "known"}
+        for action in ({"type": "chat/draftChanged"},  # the model clears the draft
+                       {"type": "chat/draftChanged", "draft": {"text": "y", "origin": {"kind": "user"}}}):
+            s = Stepper("chat", chat, Model(P, check_payloads=True), target.session("chat", chat), target,
+                        baseline=baseline)
+            fired = {v.invariant for v in s.step(action, 54_733).violations if v.severity != "known"}
+            assert fired == {"INV-D01"}, (action, fired)
     finally:
         target.close()
-    assert fired == {"INV-D01"}, fired

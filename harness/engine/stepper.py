@@ -21,6 +21,7 @@ from typing import Any
 
 from harness.corpus.baseline import Baseline
 from harness.corpus.cause import message_shape
+from harness.diff import diff_paths
 from harness.invariants._json import json_equal
 from harness.invariants.base import Step, Violation
 from harness.invariants.registry import check_step
@@ -112,14 +113,26 @@ class Stepper:
 
     def _normalised(self, expected: State, observed: State, before: State) -> State:
         """The target's answer with the baseline's accepted differences removed, against the
-        model's answer — and, for a top-level key the model's answer lacks but the target kept
-        (an ignored action keeps a draft the model clears), against the state the target was
-        given: the accepted quirk inside that kept subtree (an encoder dropping empty lists) is
-        still the accepted quirk, not a new difference for the probes to trip on."""
+        model's answer — and, inside a top-level subtree where the target's answer still differs
+        from the model's (an ignored action keeps a draft the model replaces or clears), against
+        the state the target was given: the accepted quirk in the kept subtree (an encoder
+        dropping empty lists) is still the accepted quirk, not a new difference for the probes to
+        trip on. That second pass is kept only where it adds no difference from the model."""
         assert self.baseline is not None
         out = self.baseline.normalise(expected, observed, before)
         if not (isinstance(out, dict) and isinstance(expected, dict) and isinstance(before, dict)):
             return out
+        patched: dict[str, Any] = {}
+        for k, v in out.items():
+            if k not in before or json_equal(v, before[k]) or (k in expected and json_equal(v, expected[k])):
+                continue
+            cand = self.baseline.normalise({k: before[k]}, {k: v})[k]
+            if k in expected:
+                cand = self.baseline.normalise({k: expected[k]}, {k: cand})[k]
+                if not _paths(expected[k], cand) <= _paths(expected[k], v):
+                    continue  # it would make a difference from the model the target did not make
+            patched[k] = cand
+        return {**out, **patched} if patched else out
         kept = [k for k in out if k not in expected and k in before and out[k] != before[k]]
         if not kept:
             return out
@@ -291,3 +304,8 @@ def _verbatim(message: str) -> str:
 def _typed(action: Any) -> bool:
     """An object with a string `type` (only such an action can be an unknown-type no-op)."""
     return isinstance(action, dict) and isinstance(action.get("type"), str)
+
+
+def _paths(a: Any, b: Any) -> set[tuple[Any, ...]]:
+    """The paths where `a` and `b` differ."""
+    return {p for p, _, _ in diff_paths(a, b)}
