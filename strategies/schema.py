@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -150,8 +150,13 @@ def _refs_of(node: Any) -> set[str]:
 
 
 def _cycles(defs: Mapping[str, Any]) -> list[list[str]]:
-    """Strongly connected components of the $ref graph that contain a cycle (Tarjan)."""
-    graph = {name: sorted(_refs_of(body) & set(defs)) for name, body in defs.items()}
+    """Strongly connected components of the $ref graph that contain a cycle."""
+    return cyclic_components({name: sorted(_refs_of(body) & set(defs)) for name, body in defs.items()})
+
+
+def cyclic_components(graph: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """The strongly connected components of `graph` (node → successors) that contain a cycle,
+    each sorted (Tarjan's algorithm). Also used by tests/test_import_cycles.py."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

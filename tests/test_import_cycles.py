@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from strategies.schema import cyclic_components
+
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "harness"
 
@@ -81,41 +83,12 @@ def imports_of(module: str, path: Path, known: set[str]) -> set[str]:
 
 def cycles(root: Path = HARNESS) -> list[tuple[str, ...]]:
     """Every circle of imports among `root`'s modules, as its sorted modules (one per strongly
-    connected component of the import graph, Tarjan's algorithm)."""
+    connected component of the import graph: `strategies.schema.cyclic_components`, which finds
+    circles of `$ref`s the same way)."""
     mods = _modules(root)
     known = set(mods)
     graph = {m: sorted(imports_of(m, p, known)) for m, p in mods.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[tuple[str, ...]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(tuple(sorted(comp)))
-
-    for m in sorted(graph):
-        if m not in index:
-            visit(m)
-    return sorted(out)
+    return sorted(tuple(c) for c in cyclic_components(graph))
 
 
 def test_no_module_imports_around_a_circle() -> None:
