@@ -72,6 +72,24 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _drive(machine: Any, seconds: float, run_seed: int) -> tuple[float, float]:
+    """Run `machine` in seeded chunks of 25 examples × 40 steps for `seconds`; (wall, CPU) s."""
+    c0, t0 = _cpu(), time.perf_counter()
+    chunk = 0
+    with generation.pinned_constants():
+        while time.perf_counter() - t0 < seconds:
+            run_state_machine_as_test(
+                seed(chunk_seed(run_seed, chunk))(machine),
+                settings=settings(
+                    max_examples=25, stateful_step_count=40, deadline=None, database=None,
+                    phases=[Phase.generate], verbosity=Verbosity.quiet,
+                    suppress_health_check=list(HealthCheck),
+                ),
+            )
+            chunk += 1
+    return time.perf_counter() - t0, _cpu() - c0
+
+
 def _run(target: Any, spec: str, is_model: bool, seconds: float, run_seed: int, lane: str = "hypothesis") -> int:
     config = RunConfig(
         target=target, target_spec=spec, target_is_model=is_model, profile=P, seed=run_seed,
@@ -134,20 +152,8 @@ def prebuilt_machine(seconds: float, run_seed: int) -> Rate:
                 self.state = self.model.reduce(self.arm[0], self.state, action, self.now)
             steps += 1
 
-    c0, t0 = _cpu(), time.perf_counter()
-    chunk = 0
-    with generation.pinned_constants():
-        while time.perf_counter() - t0 < seconds:
-            run_state_machine_as_test(
-                seed(chunk_seed(run_seed, chunk))(PreBuilt),
-                settings=settings(
-                    max_examples=25, stateful_step_count=40, deadline=None, database=None,
-                    phases=[Phase.generate], verbosity=Verbosity.quiet,
-                    suppress_health_check=list(HealthCheck),
-                ),
-            )
-            chunk += 1
-    return steps / (time.perf_counter() - t0), steps / (_cpu() - c0)
+    wall, cpu = _drive(PreBuilt, seconds, run_seed)
+    return steps / wall, steps / cpu
 
 
 def measure_lanes(seconds: float, rounds: int) -> dict[str, list[Rate]]:
@@ -226,20 +232,8 @@ def bare_machine(seconds: float, run_seed: int) -> Rate:
                 self.states[i] = (kind, self.model.reduce(kind, state, action, self.now))
             steps += 1
 
-    c0, t0 = _cpu(), time.perf_counter()
-    chunk = 0
-    with generation.pinned_constants():
-        while time.perf_counter() - t0 < seconds:
-            run_state_machine_as_test(
-                seed(chunk_seed(run_seed, chunk))(Bare),
-                settings=settings(
-                    max_examples=25, stateful_step_count=40, deadline=None, database=None,
-                    phases=[Phase.generate], verbosity=Verbosity.quiet,
-                    suppress_health_check=list(HealthCheck),
-                ),
-            )
-            chunk += 1
-    return steps / (time.perf_counter() - t0), steps / (_cpu() - c0)
+    wall, cpu = _drive(Bare, seconds, run_seed)
+    return steps / wall, steps / cpu
 
 
 def measure_speed(seconds: float, rounds: int) -> dict[str, list[Rate]]:
