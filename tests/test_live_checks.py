@@ -344,7 +344,46 @@ def never_applied(ok: bool) -> LiveObservation:
     own(c, 1, C, {"type": "chat/draftChanged", "draft": draft}, echo_seq=4)
     c.history[C].append((4, chat_state(draft=draft)))
     o = obs(c, fresh={C: Snapshot(C, 4, chat_state(draft=draft) if ok else chat_state())})
-    o.reduce = lambda version, kind, state, action: state  # no server envelope to re-fold here
+    # the reference model's say for this one action: draftChanged sets the draft
+    o.reduce = lambda version, kind, state, action: (
+        {**state, "draft": action["draft"]} if action.get("type") == "chat/draftChanged" else state)
+    return o
+
+
+def never_applied_echoed_elsewhere(ok: bool) -> LiveObservation:
+    """Client 0's draftChanged is echoed as accepted — to another connection only (an observer),
+    not to its dispatcher — and never applied: the dispatcher's own fold equals the snapshot, so
+    only the echo seen elsewhere shows what the host accepted. Correct: echoed to it, applied."""
+    if ok:
+        return never_applied(True)
+    c = client()
+    subscribed(c, C, chat_state(), seq=3)
+    draft = {"text": "d", "origin": {"kind": "user"}}
+    d = own(c, 1, C, {"type": "chat/draftChanged", "draft": draft})
+    c.pending[C] = [d]
+    o = obs(c, fresh={C: Snapshot(C, 4, chat_state())})
+    o.reduce = never_applied(True).reduce
+    o.note_echo(env(4, C, d.action, {"clientId": c.client_id, "clientSeq": 1}), client(-1))
+    o.delivered[(c.client_id, 1)] = ["connection 9 (observer 1)"]
+    return o
+
+
+def echo_missed_by_a_subscriber(ok: bool) -> LiveObservation:
+    """Client 0's echo reached client 0 but not client 1, which watches the channel (delivery
+    without coalescing) and is at a ping-proven quiescence."""
+    a, b = client(0), client(1)
+    for c in (a, b):
+        subscribed(c, S, session_state(title="x"), seq=2)
+    d = own(a, 1, S, {"type": "session/titleChanged", "title": "y"}, echo_seq=3)
+    e = d.echoes[0]
+    a.history[S].append((3, session_state(title="y")))
+    a.confirmed[S] = session_state(title="y")
+    o = obs(a, b)
+    o.note_echo(e, a)
+    if ok:
+        b.envelopes.append(e)
+        b.history[S].append((3, session_state(title="y")))
+        b.confirmed[S] = session_state(title="y")
     return o
 
 
@@ -371,7 +410,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-043": [lambda ok: clients_disagree(ok, delivery=20)],
     "INV-044": [rejection_without_reason, echoed_unknown_channel,
                 must_reject("INV-044", {"type": "chat/turnCancelled", "turnId": "t", "duration": 0})],
-    "INV-045": [never_echoed, clients_disagree],
+    "INV-045": [never_echoed, clients_disagree, echo_missed_by_a_subscriber],
     "INV-046": [version_leak, version_leak_in_snapshot],
     "INV-047": [echo_without_clientseq, echo_lost_origin, echo_changed],
     "INV-048": [summary_out_of_sync],
@@ -394,7 +433,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-H05": [wire("unknown-method", "x-nope", ROOTP, {"error": ERR}, {"error": {"code": -32603, "message": "x"}})],
     "INV-H06": [wire("bad-params", "subscribe", {"channel": 42}, {"error": {"code": -32602, "message": "x"}},
                      {"result": {"snapshot": {}}})],
-    "INV-H07": [never_applied],
+    "INV-H07": [never_applied, never_applied_echoed_elsewhere],
     "INV-H09": [bare_value],
 }
 PARAMS = [pytest.param(inv, build, id=f"{inv}-{i}") for inv, builds in CASES.items() for i, build in enumerate(builds)]
@@ -489,3 +528,61 @@ def test_a_json_value_probe_is_not_a_parse_error_finding() -> None:
     o = bare_value(True)
     o.clients[0].probes[0].reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     assert [v.invariant for v in check_live(o)] == ["INV-H09"]
+
+
+def test_a_never_applied_action_echoed_to_another_connection_is_still_h07() -> None:
+    messages = [v.message for v in check_live(never_applied_echoed_elsewhere(False)) if v.invariant == "INV-H07"]
+    assert len(messages) == 1 and "accepted but never applied" in messages[0]
+
+
+def test_a_missed_echo_is_named_once_not_as_a_disagreement_or_a_fold_mismatch() -> None:
+    o = echo_missed_by_a_subscriber(False)
+    o.fresh = {MAIN: {S: Snapshot(S, 3, session_state(title="y"))}}
+    found = check_live(o)
+    assert [v.invariant for v in found] == ["INV-045"]
+    assert "client 1 watches ahp-session:/s1 but never received serverSeq 3" in found[0].message
+    assert "only its dispatcher's connection received" in found[0].message
+
+
+def test_a_missed_echo_after_a_timed_drain_needs_a_later_envelope() -> None:
+    o = echo_missed_by_a_subscriber(False)
+    o.settled = False  # a drain proves nothing about client 1: nothing after serverSeq 3 reached it
+    assert [v.invariant for v in check_live(o)] == ["INV-045"]  # the disagreement, not a missed echo
+    assert "disagree" in check_live(o)[0].message
+
+
+def test_clients_disagreeing_because_an_echo_went_astray_are_one_finding() -> None:
+    """Client 1's dispatch is pending while its echo reached client 0 only: INV-045 names that;
+    the coalescing comparison (INV-043) stays quiet, and so does the fold check (INV-042)."""
+    a, b = client(0), client(1, delivery=20)
+    for c in (a, b):
+        subscribed(c, S, session_state(title="x"), seq=2)
+    d = own(b, 1, S, {"type": "session/titleChanged", "title": "y"})
+    b.pending[S] = [d]
+    e = env(3, S, d.action, {"clientId": b.client_id, "clientSeq": 1})
+    a.envelopes.append(e)
+    a.history[S].append((3, session_state(title="y")))
+    a.confirmed[S] = session_state(title="y")
+    o = obs(a, b, fresh={S: Snapshot(S, 3, session_state(title="y"))})
+    o.note_echo(e, a)
+    o.delivered[(b.client_id, 1)] = ["connection 1 (client 0)"]
+    found = check_live(o)
+    assert [v.invariant for v in found] == ["INV-045"]
+    assert "delivered to connection 1 (client 0) instead" in found[0].message
+
+
+def test_create_chat_outside_the_folded_set_is_not_inv031_when_the_host_set_holds_it() -> None:
+    """The fold said file:///z was not in the session's set (so createChat MUST fail), but the
+    host's real snapshot of the session has it: the host diverged earlier (another cause)."""
+    o = create_chat_outside(False)
+    o.fresh = {MAIN: {S: Snapshot(S, 7, session_state(["file:///z"]))}}
+    assert [v for v in check_live(o) if v.invariant == "INV-031"] == []
+    o.fresh = {MAIN: {S: Snapshot(S, 7, session_state(["file:///a"]))}}
+    assert [v.invariant for v in check_live(o)] == ["INV-031"]
+
+
+def test_a_command_is_judged_at_the_op_that_sent_it_only() -> None:
+    o = create_chat_outside(False)
+    assert [v.invariant for v in check_live(o)] == ["INV-031"]
+    o.since_cmd[0] = 1  # the next op: the command was judged already
+    assert check_live(o) == []

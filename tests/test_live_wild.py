@@ -50,6 +50,21 @@ def test_a_plain_run_names_each_imitation_defect(defect: str) -> None:
     assert named, f"{defect}: found only {[(f.invariant, f.message) for f in summary.findings]}"
 
 
+def test_echoes_sent_astray_and_never_applied_are_two_findings_not_a_cascade() -> None:
+    """echo-to-newest-socket and never-applies at once: the echo that went to another connection
+    is INV-045 (saying where it went) and the action never applied is INV-H07 (seen through the
+    echo another connection got). Their symptoms — clients that disagree (INV-043), folds that
+    miss envelopes (INV-042), a chat beside a stale session (INV-048, INV-031) — are not
+    findings of their own."""
+    summary, _ = _campaign("host:embedded?defect=echo-to-newest-socket&defect=never-applies",
+                           max_chunks=8, stop_on=frozenset({"INV-H07"}))
+    assert summary.status == "finished"
+    found = {f.invariant: f.message for f in summary.findings}
+    assert "INV-H07" in found, found
+    assert set(found) <= {"INV-045", "INV-H07"}, found
+    assert "accepted but never applied" in found["INV-H07"]
+
+
 def test_cli_run_against_imitation_defects_exits_1_with_a_finished_report(tmp_path: Path) -> None:
     out = tmp_path / "run"
     done = subprocess.run(

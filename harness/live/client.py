@@ -76,6 +76,7 @@ class SimClient:
             return
         note_delivery(self.run, self, params)
         env = Envelope.from_params(params)
+        self.run.obs.note_echo(env, self.view)
         self.view.envelopes.append(env)
         self._apply(env)
 

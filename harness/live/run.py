@@ -43,6 +43,7 @@ from harness.invariants.live.base import (
     SessionFacts,
     Snapshot,
     profile_key,
+    state_difference,
 )
 from harness.invariants.live.checks import check_live
 from harness.reference import MalformedAction, Model, Profile
@@ -103,6 +104,9 @@ class LiveRun:
         #: Lean snapshots: per profile key, channels changed since that profile's last real snapshot.
         self._dirty: dict[str, set[str]] = {}
         self._sampled = 0
+        #: Channels whose real snapshot contradicted a client's fold in this run: their folds are
+        #: no stand-in for the host's state, so they get no folded view (`_lean_snapshots`).
+        self._diverged: set[str] = set()
         self._since_snap: dict[int, int] = {}
         self._observers_made = 0
         self.racing = False
@@ -555,9 +559,7 @@ class LiveRun:
     async def _settle_and_check(self, op: dict[str, Any] | None = None) -> list[Violation]:
         await self._barrier(None if op is None else self._sources(op))
         deadline = time.monotonic() + self.drain_s
-        while time.monotonic() < deadline and any(
-            q and ch in c.view.subscribed for c in self.ready_clients() for ch, q in c.view.pending.items()
-        ):
+        while time.monotonic() < deadline and self._awaiting_echo():
             await asyncio.sleep(0.005)
         lean = self.policy.barrier == "sources"
         followers = await self._follow(self._new_channels() if lean else None)
@@ -569,12 +571,27 @@ class LiveRun:
             await self._lean_snapshots(op)
         else:
             await self._thorough_snapshots()
+        self.obs.settled = not self.ping_silent
         found = check_live(self.obs, skip=self.skip)
         for c in self.clients.values():
             self.obs.since_env[c.view.index] = len(c.view.envelopes)
             self.obs.since_disp[c.view.index] = len(c.view.dispatches)
+            self.obs.since_cmd[c.view.index] = len(c.view.commands)
             self._since_snap[c.view.index] = len(c.view.snapshots)
         return found
+
+    def _awaiting_echo(self) -> bool:
+        """A dispatch of this op is still pending at its dispatcher and no connection of the run
+        got its echo: the host may echo late, so the settling gives it `drain_s`. Older ones had
+        their wait (a host that never echoes them must not cost every later op), and an echo that
+        went to another connection will not reach the dispatcher (INV-045 says where it went)."""
+        for c in self.ready_clients():
+            v = c.view
+            for d in v.dispatches[self.obs.since_disp.get(v.index, 0):]:
+                if (d.channel in v.subscribed and any(x is d for x in v.pending.get(d.channel, ()))
+                        and (v.client_id, d.client_seq) not in self.obs.delivered):
+                    return True
+        return False
 
     def _seen_seq(self) -> int:
         """The newest serverSeq any client has observed (an envelope, or a snapshot's fromSeq: a
@@ -586,7 +603,7 @@ class LiveRun:
                     if isinstance(x, int)), default=-1)
 
     async def _thorough_snapshots(self) -> None:
-        self._touched |= self._new_channels()
+        self._touched |= self._new_channels() | self.obs.take_echo_channels()
         if self.steps % self.snapshot_every == 0:
             full = self.steps % self.full_every == 0
             seen = self._seen_seq()
@@ -609,7 +626,7 @@ class LiveRun:
         """Channels with an envelope or a snapshot since the last check on any client; those
         among them with a rejection; those with an accepted envelope whose projection differs
         by client profile (a collection, working directories)."""
-        touched: set[str] = set()
+        touched: set[str] = self.obs.take_echo_channels()  # an echo may reach another connection
         rejected: set[str] = set()
         projected: set[str] = set()
         for c in self.clients.values():
@@ -661,10 +678,14 @@ class LiveRun:
                 dirty.clear()
             else:
                 dirty.difference_update(snaps)
+            self._note_divergence(like[key], snaps)
+        # folds stand in for snapshots only while they can: not once the host sends echoes to
+        # the wrong connections (folds miss envelopes), nor for a channel already diverged
+        foldable = set() if self.obs.misrouted() else touched - self._diverged
         fresh: dict[str, dict[str, Snapshot]] = {}
         for key, c in like.items():
             view: dict[str, Snapshot] = {}
-            for ch in sorted(touched & c.view.subscribed):
+            for ch in sorted(foldable & c.view.subscribed):
                 state = c.view.confirmed.get(ch)
                 if state is not None:
                     view[ch] = Snapshot(ch, None, state)  # a fold, not a snapshot: INV-042 skips it
@@ -677,6 +698,16 @@ class LiveRun:
             fresh[key] = self._with_host_clock(view, c)
         self.obs.fresh = fresh
         await self._catch_up_after(seen)
+
+    def _note_divergence(self, c: SimClient, snaps: dict[str, Snapshot]) -> None:
+        """Remember the channels whose real snapshot differs from `c`'s fold at its fromSeq
+        (whatever the cause: the checks name it; here it only stops folded views of them)."""
+        for ch, snap in snaps.items():
+            if ch in self._diverged or not isinstance(snap.from_seq, int) or isinstance(snap.from_seq, bool):
+                continue
+            mine = c.view.state_at(ch, snap.from_seq)
+            if mine is not None and state_difference(mine, snap.state) is not None:
+                self._diverged.add(ch)
 
     def _with_host_clock(self, view: dict[str, Snapshot], c: SimClient) -> dict[str, Snapshot]:
         """Folded chat views with the host's `modifiedAt`: a fold's clock is the reference

@@ -21,9 +21,11 @@ Vocabulary:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from harness.spec.versions import introduced_in, parse_version
 
 JSON = Any
 State = dict[str, Any]
@@ -249,15 +251,83 @@ class LiveObservation:
     #: Per client index: the first envelope / dispatch / command not yet checked.
     since_env: dict[int, int] = field(default_factory=dict)
     since_disp: dict[int, int] = field(default_factory=dict)
+    since_cmd: dict[int, int] = field(default_factory=dict)
     #: Handshake and error-code probes (issue 16), and how many the checks have seen.
     wire_probes: list[WireProbe] = field(default_factory=list)
     since_wire: int = 0
     #: (clientId, clientSeq) of an echo -> the connections (described) that received it: names the
     #: connection an echo went to when it never reached its dispatcher (INV-045).
     delivered: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    #: channel -> serverSeq -> every accepted client-originated envelope (an echo) any connection
+    #: of the run received, its dispatcher's or another's: what the host says it applied, even
+    #: when it echoes to the wrong connection (INV-H07 folds them in).
+    echoes: dict[str, dict[int, Envelope]] = field(default_factory=dict)
+    #: Channels with an echo received since the settling last looked (`take_echo_channels`).
+    echo_channels: set[str] = field(default_factory=set)
+    #: The clients are at a quiescence the host's ping answers proved (False: a timed drain).
+    settled: bool = True
+    #: The first sign in this run that the host sends echoes to the wrong connections (an echo
+    #: reached a client not subscribed to its channel): None while there is none.
+    misrouting: str | None = None
     #: The reference reducers, `reduce(version, kind, state, action) -> state` (a malformed action
     #: leaves the state unchanged): lets a check re-fold a client's view another way (INV-H07).
     reduce: Callable[[str, str, State, Any], State] | None = None
+
+    def note_echo(self, env: Envelope, receiver: ClientView) -> None:
+        """Keep an accepted echo that reached any connection of the run (`echoes`); one that
+        reached a client not subscribed to its channel is a sign of misrouting (`misrouting`)."""
+        if (isinstance(env.origin, dict) and not env.rejected and not env.replayed
+                and isinstance(env.seq, int) and not isinstance(env.seq, bool)):
+            self.echoes.setdefault(env.channel, {}).setdefault(env.seq, env)
+            self.echo_channels.add(env.channel)
+            if self.misrouting is None and receiver.index >= 0 and env.channel not in receiver.subscribed:
+                self.misrouting = f"client {receiver.index} got serverSeq {env.seq} of {env.channel}, which it does not watch"
+
+    def take_echo_channels(self) -> set[str]:
+        """The channels with an echo since the last call (and forget them)."""
+        out, self.echo_channels = self.echo_channels, set()
+        return out
+
+    def echoed(self, client_id: str, client_seq: Any) -> bool:
+        """An accepted echo of this dispatch reached some connection of the run."""
+        return any(isinstance(e.origin, dict) and e.origin.get("clientId") == client_id
+                   and e.origin.get("clientSeq") == client_seq
+                   for per in self.echoes.values() for e in per.values())
+
+    def misrouted(self) -> bool:
+        """The host sends echoes to the wrong connections in this run: a dispatch is still pending
+        at its dispatcher while its echo reached another connection (INV-045 names it), or an echo
+        reached a client that does not watch its channel, or a client that watches it never got
+        it (`missed_echoes`). Clients then disagree, and folds miss envelopes, because of that one
+        cause: the checks comparing them stay quiet."""
+        if self.misrouting is not None or next(self.missed_echoes(), None) is not None:
+            return True
+        return any((c.client_id, d.client_seq) in self.delivered
+                   for c in self.clients for q in c.pending.values() for d in q)
+
+    def missed_echoes(self) -> Iterator[tuple[ClientView, Envelope]]:
+        """Accepted echoes on a channel a client watches (subscribed before them, delivery
+        without coalescing) that it never received — at quiescence proven by ping (`settled`),
+        else when it received a later envelope — while another connection of the run got them:
+        the host sent them to some connections only (INV-045 names them; one per client and
+        channel)."""
+        for c in self.clients:
+            top = next((e.seq for e in reversed(c.envelopes) if isinstance(e.seq, int)), -1)
+            if c.delivery_ms != 0:
+                continue
+            for ch in sorted(c.subscribed):
+                per, h = self.echoes.get(ch), c.history.get(ch)
+                if not per or not h or not isinstance(h[0][0], int):
+                    continue
+                have: set[Any] | None = None
+                for seq in sorted(per):
+                    if not h[0][0] < seq or (seq >= top and not self.settled) or _newer_than(per[seq].type, c.version):
+                        continue  # (a type newer than its version MUST NOT reach it: INV-046)
+                    if have is None:
+                        have = {x for x, _ in h}
+                    if seq not in have:
+                        yield c, per[seq]
+                        break
 
     def new_wire_probes(self, check: str) -> list[WireProbe]:
         return [p for p in self.wire_probes[self.since_wire:] if p.check == check]
@@ -286,6 +356,18 @@ class LiveObservation:
 
     def new_dispatches(self, c: ClientView) -> list[Dispatch]:
         return c.dispatches[self.since_disp.get(c.index, 0) :]
+
+    def new_commands(self, c: ClientView) -> list[Command]:
+        return c.commands[self.since_cmd.get(c.index, 0) :]
+
+
+def _newer_than(action_type: str, version: str | None) -> bool:
+    """The action type was introduced after `version` (unknown types and versions: False)."""
+    intro = introduced_in(action_type)
+    try:
+        return intro is not None and version is not None and intro > parse_version(version)
+    except ValueError:
+        return False
 
 
 def profile_key(version: str | None, collections: bool | None) -> str:

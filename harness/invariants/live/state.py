@@ -38,14 +38,21 @@ def snapshot_replay(obs: LiveObservation) -> Iterator[str]:
             mine, theirs = norm(mine), norm(snap.state)
             diff = state_difference(mine, theirs)
             if diff:
-                if c.pending.get(ch):
-                    continue  # an own dispatch never echoed: the fold lacks it (INV-045's finding)
+                if _unechoed(obs, ch):
+                    continue  # a dispatch never echoed to its client: folds lack it (INV-045's finding)
+                if obs.misrouted() and _foreign_echoes(obs, c, ch, snap.from_seq):
+                    continue  # an echo went to another connection, not this one (INV-045's finding)
                 if unapplied(obs, c, ch, snap.from_seq, theirs, norm):
                     continue  # the host never applied accepted client actions: INV-H07's finding
                 yield (
                     f"client {c.index}: {ch} folded from its snapshot and envelopes up to serverSeq "
                     f"{snap.from_seq} differs from a fresh snapshot at {diff}{_diverged_at(c, ch, snap.from_seq, theirs, diff, norm)}"
                 )
+
+
+def _unechoed(obs: LiveObservation, ch: str) -> bool:
+    """Some client's dispatch on `ch` was never echoed to it (INV-045 reports each such one)."""
+    return any(c.pending.get(ch) for c in obs.clients)
 
 
 def _envelope_at(c: ClientView, ch: str, seq: Any) -> Envelope | None:
@@ -70,29 +77,47 @@ def _fold_steps(c: ClientView, ch: str, upto: int,
 
 def unapplied(obs: LiveObservation, c: ClientView, ch: str, upto: int, theirs: Any,
               norm: Callable[[Any], Any] = lambda s: s) -> list[Envelope]:
-    """The accepted client actions a host never applied (else []): the client's fold of its
-    snapshot with every non-rejected envelope up to `upto` *except* the client-originated ones
-    equals the host's snapshot `theirs`, while the full fold does not. Those client envelopes
-    that changed the fold are returned (the reference model says they change the state)."""
+    """The accepted client actions a host never applied (else []): the client's snapshot of `ch`
+    folded with every non-rejected envelope up to `upto` — its own and the accepted echoes any
+    other connection of the run received (a host may echo to the wrong connection) — *except* the
+    client-originated ones equals the host's snapshot `theirs`, while the full fold does not.
+    Those echoes that changed the full fold are returned (the reference model says they change
+    the state)."""
     h = c.history.get(ch) or []
     if obs.reduce is None or not h or not isinstance(h[0][0], int):
         return []
-    base_seq, state = h[0]
-    changed_by = {seq for (_, a), (seq, b) in pairwise(h) if isinstance(seq, int) and seq <= upto
-                  and state_difference(a, b) is not None}
-    kind = obs.kinds.get(ch, "")
+    base_seq, base = h[0]
+    merged = {e.seq: e for e in obs.echoes.get(ch, {}).values() if base_seq < e.seq <= upto}  # type: ignore[operator]
+    merged.update({e.seq: e for e in c.envelopes
+                   if e.channel == ch and not e.rejected and not e.replayed and isinstance(e.seq, int)
+                   and not isinstance(e.seq, bool) and base_seq < e.seq <= upto})
+    kind, version = obs.kinds.get(ch, ""), c.version or ""
+    full = without = base
     skipped: list[Envelope] = []
-    for e in c.envelopes:
-        if e.channel != ch or e.rejected or e.replayed or not isinstance(e.seq, int) or not base_seq < e.seq <= upto:
-            continue
+    for seq in sorted(merged):
+        e = merged[seq]
+        after = obs.reduce(version, kind, full, e.action)
         if isinstance(e.origin, dict):
-            if e.seq in changed_by:
+            if state_difference(full, after) is not None:
                 skipped.append(e)
-            continue
-        state = obs.reduce(c.version or "", kind, state, e.action)
-    if not skipped or state_difference(norm(state), theirs) is not None:
+        else:
+            without = obs.reduce(version, kind, without, e.action)
+        full = after
+    if (not skipped or state_difference(norm(without), theirs) is not None
+            or state_difference(norm(full), theirs) is None):
         return []
     return skipped
+
+
+def _foreign_echoes(obs: LiveObservation, c: ClientView, ch: str, upto: int) -> bool:
+    """Some connection other than `c`'s received an accepted echo on `ch` (after `c`'s snapshot
+    of it, up to `upto`) that `c` did not."""
+    h = c.history.get(ch) or []
+    per = obs.echoes.get(ch)
+    if not per or not h or not isinstance(h[0][0], int):
+        return False
+    mine = {e.seq for e in c.envelopes if e.channel == ch}
+    return any(h[0][0] < s <= upto and s not in mine for s in per)
 
 
 def _diverged_at(c: ClientView, ch: str, upto: int, theirs: Any, diff: str,
@@ -121,14 +146,18 @@ def _top_key(diff: str) -> str:
 def accepted_applied(obs: LiveObservation) -> Iterator[str]:
     """INV-H07 (guide/actions.md §Action Envelope: an envelope without rejectionReason is
     applied): an accepted client action the reference model says changes the state shows in the
-    host's next snapshot. Fires when the snapshot is exactly the fold without those actions."""
+    host's next snapshot. Fires when the snapshot is exactly the fold without those actions —
+    the echoes the client received and those another connection of the run received instead."""
     for c in obs.clients:
         for ch, snap in obs.fresh_for(c).items():
             if ch not in c.subscribed or not isinstance(snap.from_seq, int):
                 continue
             mine = c.state_at(ch, snap.from_seq)
             norm = _normalizer(obs, c, ch)
-            if mine is None or c.pending.get(ch) or state_difference(norm(mine), norm(snap.state)) is None:
+            if mine is None or any(not obs.echoed(c.client_id, d.client_seq) for d in c.pending.get(ch, ())):
+                continue  # an own dispatch never echoed anywhere: INV-045's finding
+            if (state_difference(norm(mine), norm(snap.state)) is None
+                    and not _foreign_echoes(obs, c, ch, snap.from_seq)):
                 continue
             never = unapplied(obs, c, ch, snap.from_seq, norm(snap.state), norm)
             if never:
@@ -188,9 +217,17 @@ def converges(obs: LiveObservation) -> Iterator[str]:
                     f"client {c.index}: {len(queue)} dispatch(es) on {ch} never echoed, first "
                     f"clientSeq {d.client_seq} ({d.type}): optimistic state cannot reconcile{where}"
                 )
+    for c, e in obs.missed_echoes():
+        went = obs.delivered.get((str(e.origin.get("clientId")), e.origin.get("clientSeq"))) or [] \
+            if isinstance(e.origin, dict) else []
+        yield (
+            f"client {c.index} watches {e.channel} but never received {_describe(e, e.seq)}, an "
+            f"accepted echo " + (f"delivered to {', '.join(went)}" if went else "only its dispatcher's connection received")
+            + "; it received later envelopes: the host does not send every action to every subscriber"
+        )
     for a, b, ch in _pairs(obs, same_delivery=True):
         diff = state_difference(a.confirmed[ch], b.confirmed[ch])
-        if diff:
+        if diff and not obs.misrouted() and not _unechoed(obs, ch):  # else the echoes above are the cause
             yield f"clients {a.index} and {b.index} disagree on {ch} at quiescence: {diff}"
 
 
@@ -200,7 +237,7 @@ def coalesced_delivery(obs: LiveObservation) -> Iterator[str]:
     different delivery.maxLatencyMs agree at every quiescent point."""
     for a, b, ch in _pairs(obs, same_delivery=False):
         diff = state_difference(a.confirmed[ch], b.confirmed[ch])
-        if diff:
+        if diff and not obs.misrouted() and not _unechoed(obs, ch):  # INV-045's cause: echoes astray
             yield (
                 f"client {a.index} (maxLatencyMs {a.delivery_ms}) and client {b.index} "
                 f"(maxLatencyMs {b.delivery_ms}) disagree on {ch}: {diff}"
@@ -215,7 +252,8 @@ def _quiet_between(obs: LiveObservation, channels: set[str], lo: int, hi: int) -
                 break
             if e.channel in channels and isinstance(e.seq, int) and e.seq <= hi:
                 return False
-    return True
+    # an echo that only another connection got (a host that misroutes echoes)
+    return not any(lo < s <= hi for ch in channels for s in obs.echoes.get(ch, ()))
 
 
 def summary_consistency(obs: LiveObservation) -> Iterator[str]:
@@ -233,6 +271,9 @@ def summary_consistency(obs: LiveObservation) -> Iterator[str]:
             c = fresh.get(str(entry.get("resource")))
             if c is None or not isinstance(c.state, dict):
                 continue
+            if (s.from_seq is None) != (c.from_seq is None):
+                continue  # a fold beside a real snapshot: a fold that missed an envelope, or a
+                # host that never applied one, would show as a summary mismatch (not this cause)
             if isinstance(s.from_seq, int) and isinstance(c.from_seq, int):
                 lo, hi = sorted((s.from_seq, c.from_seq))
                 if not _quiet_between(obs, {s_uri, c.channel}, lo, hi):
