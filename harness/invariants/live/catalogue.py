@@ -230,7 +230,8 @@ INV_H07 = catalogue_entry(
     statement="A client action echoed without rejectionReason, that the reference model says "
     "changes the channel's state, shows in the host's next snapshot of that channel.",
     note=_WILD + " Reported instead of an INV-042 mismatch when the snapshot is exactly the state "
-    "without the accepted client actions.",
+    "without the accepted client actions. An echo counts wherever it arrived: one that went to "
+    "another connection of the run (INV-045's finding) still shows what the host accepted.",
     elsewhere=LIVE,
 )
 INV_H09 = catalogue_entry(
