@@ -212,6 +212,20 @@ class ClientView:
         except TypeError:
             return None
 
+    def received_seqs(self, channel: str) -> set[Any]:
+        """The serverSeqs of every envelope of `channel` this client received (an index kept up
+        to date incrementally: the checks ask it per channel, every op)."""
+        idx: dict[str, set[Any]] | None = self.__dict__.get("_rx")
+        n = self.__dict__.get("_rx_n", 0)
+        if idx is None:
+            idx, n = {}, 0
+            self.__dict__["_rx"] = idx
+        for e in self.envelopes[n:]:
+            with contextlib.suppress(TypeError):  # an unhashable crafted serverSeq
+                idx.setdefault(e.channel, set()).add(e.seq)
+        self.__dict__["_rx_n"] = len(self.envelopes)
+        return idx.get(channel, set())
+
     def state_at(self, channel: str, seq: int) -> State | None:
         """The confirmed state of `channel` after every envelope with serverSeq <= `seq`
         (None when the client's first snapshot of it is newer than `seq`)."""
@@ -319,13 +333,11 @@ class LiveObservation:
                 per, h = self.echoes.get(ch), c.history.get(ch)
                 if not per or not h or not isinstance(h[0][0], int):
                     continue
-                have: set[Any] | None = None
+                have = c.received_seqs(ch)
                 for seq in sorted(per):
-                    if not h[0][0] < seq or (seq >= top and not self.settled) or _newer_than(per[seq].type, c.version):
-                        continue  # (a type newer than its version MUST NOT reach it: INV-046)
-                    if have is None:
-                        have = {x for x, _ in h}
-                    if seq not in have:
+                    if seq in have or not h[0][0] < seq or (seq >= top and not self.settled):
+                        continue
+                    if not _newer_than(per[seq].type, c.version):  # newer: it MUST NOT get it (INV-046)
                         yield c, per[seq]
                         break
 

@@ -116,8 +116,8 @@ def _foreign_echoes(obs: LiveObservation, c: ClientView, ch: str, upto: int) -> 
     per = obs.echoes.get(ch)
     if not per or not h or not isinstance(h[0][0], int):
         return False
-    mine = {e.seq for e in c.envelopes if e.channel == ch}
-    return any(h[0][0] < s <= upto and s not in mine for s in per)
+    mine = c.received_seqs(ch)
+    return any(s not in mine and h[0][0] < s <= upto for s in per)
 
 
 def _diverged_at(c: ClientView, ch: str, upto: int, theirs: Any, diff: str,
