@@ -586,3 +586,16 @@ def test_a_command_is_judged_at_the_op_that_sent_it_only() -> None:
     assert [v.invariant for v in check_live(o)] == ["INV-031"]
     o.since_cmd[0] = 1  # the next op: the command was judged already
     assert check_live(o) == []
+
+
+def test_a_directory_set_the_folds_said_must_fail_is_not_inv031_when_the_host_set_holds_it() -> None:
+    """chat/workingDirectorySet of file:///z was accepted; the folds said the session's set lacks
+    it, the host's real snapshot of the session has it: an earlier divergence, not INV-031."""
+    o = must_reject("INV-031", {"type": "chat/workingDirectorySet", "directory": "file:///z"})(False)
+    o.chat_session[C] = S
+    o.fresh = {MAIN: {S: Snapshot(S, 7, session_state(["file:///a", "file:///z"]))}}
+    assert [v for v in check_live(o) if v.invariant == "INV-031"] == []
+    o.fresh = {MAIN: {S: Snapshot(S, 7, session_state(["file:///a"]))}}
+    assert [v.invariant for v in check_live(o)] == ["INV-031"]
+    o.fresh = {MAIN: {S: Snapshot(S, None, session_state(["file:///a", "file:///z"]))}}  # a fold proves nothing
+    assert [v.invariant for v in check_live(o)] == ["INV-031"]

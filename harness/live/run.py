@@ -656,8 +656,9 @@ class LiveRun:
             wanted = dict.fromkeys(like)
         else:
             command = op is not None and op.get("op") == "command"
+            disputed = self._disputed_sessions()
             for key in like:
-                want = set(projected)
+                want = set(projected) | disputed
                 if command:
                     want |= touched
                 if key == main:
@@ -698,6 +699,18 @@ class LiveRun:
             fresh[key] = self._with_host_clock(view, c)
         self.obs.fresh = fresh
         await self._catch_up_after(seen)
+
+    def _disputed_sessions(self) -> set[str]:
+        """The sessions of this op's accepted dispatches that the folds said MUST be rejected as
+        outside the session's set (INV-031): the check compares with the host's real session."""
+        out: set[str] = set()
+        for c in self.clients.values():
+            for d in c.view.dispatches[self.obs.since_disp.get(c.view.index, 0):]:
+                if d.must_reject == "INV-031" and any(not e.rejected for e in d.echoes):
+                    s = self.session_of(d.channel)
+                    if s:
+                        out.add(s)
+        return out
 
     def _note_divergence(self, c: SimClient, snaps: dict[str, Snapshot]) -> None:
         """Remember the channels whose real snapshot differs from `c`'s fold at its fromSeq

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .base import ClientView, Command, Dispatch, Envelope, LiveObservation, first_difference
+from .base import ClientView, Dispatch, Envelope, LiveObservation, first_difference
 from .wire import _comparable, _dispatch_of, has_collection, must_reject
 
 COLLECTION = "collection"
@@ -93,17 +93,19 @@ def chat_subset(obs: LiveObservation) -> Iterator[str]:
                 yield f"{state.get('resource')}: workingDirectories {outside} are not in {s_uri}'s set {session_dirs}"
     for c in obs.clients:
         for cmd in obs.new_commands(c):  # judged once, at the op that sent it (its snapshots)
-            if cmd.must_fail == "INV-031" and cmd.lost is None and not cmd.failed and not _host_set_holds(obs, cmd):
+            if (cmd.must_fail == "INV-031" and cmd.lost is None and not cmd.failed
+                    and not _host_set_holds(obs, cmd.params.get("channel"), cmd.params.get("workingDirectories"))):
                 yield f"client {c.index}: {cmd.method} succeeded but MUST fail ({cmd.reason})"
-    yield from must_reject(obs, "INV-031")
+    yield from must_reject(obs, "INV-031", excused=lambda d: _host_set_holds(
+        obs, obs.chat_session.get(d.channel), [d.action.get("directory")] if isinstance(d.action, dict) else None))
 
 
-def _host_set_holds(obs: LiveObservation, cmd: Command) -> bool:
-    """A real fresh snapshot of the session shows every directory `cmd` named in its set: the
-    expectation came from the clients' folds, and the host's own state had diverged from them
-    before (an action it never applied, an echo a client missed — INV-H07, INV-042 or INV-045
-    name that cause); the host was consistent with the state it held."""
-    dirs, uri = cmd.params.get("workingDirectories"), cmd.params.get("channel")
+def _host_set_holds(obs: LiveObservation, uri: Any, dirs: Any) -> bool:
+    """A real fresh snapshot of session `uri` shows every directory of `dirs` in its set: the
+    expectation (createChat or chat/workingDirectorySet MUST fail) came from the clients' folds,
+    and the host's own state had parted from them before (an action it never applied, an echo a
+    client missed — INV-H07, INV-042 or INV-045 name that cause); the host was consistent with
+    the state it held."""
     if not isinstance(dirs, list) or not isinstance(uri, str):
         return False
     for snaps in obs.fresh.values():
