@@ -379,3 +379,56 @@ def test_handshake_probes_and_bare_values_keep_the_pool_clean() -> None:
         loop.run(pool.aclose(), 10.0)
         loop.close()
         host.close()
+
+
+class _OneClientRun:
+    """What the `answer` scenario reads of a run: its ready clients and chat channels."""
+
+    def __init__(self, chat: str) -> None:
+        self.kinds = {chat: "chat"}
+        self.clients: list[Any] = []
+
+    def ready_clients(self) -> list[Any]:
+        return self.clients
+
+    def channels(self, kind: str) -> list[str]:
+        return sorted(ch for ch, k in self.kinds.items() if k == kind)
+
+
+@pytest.mark.parametrize("pending_cancel", [False, True], ids=["turn-active", "cancel-pending"])
+def test_answer_reads_the_optimistic_state_a_never_echoed_dispatch_left(pending_cancel: bool) -> None:
+    """A host that echoes to the wrong socket leaves a client's turnCancelled pending forever:
+    its confirmed chat still has the active turn, its optimistic one does not. The `answer`
+    scenario picks chats by the state it reads (it raised KeyError: 'activeTurn', exit 3)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from harness.invariants.live.base import Dispatch
+    from harness.live.client import ClientSpec, SimClient
+    from harness.live.ops import answer
+    from harness.reference import Model, Profile
+
+    chat = "ahp-chat:/fz-s1.default"
+    run = _OneClientRun(chat)
+    c = SimClient(run, 0, ClientSpec(), "fz-0")  # type: ignore[arg-type]
+    c.model = Model(Profile.for_version("0.7.0"))
+    c.view.version = "0.7.0"
+    c.view.subscribed.add(chat)
+    c.view.confirmed[chat] = {"resource": chat, "title": "t", "status": 8, "modifiedAt": "x", "turns": [],
+                              "activeTurn": {"id": "t1", "message": {"text": "hi", "origin": {"kind": "user"}},
+                                             "startedAt": "2026-01-01T00:00:00.000Z", "responseParts": []}}
+    if pending_cancel:
+        c.view.pending[chat] = [Dispatch(1, chat, {"type": "chat/turnCancelled", "turnId": "t1", "duration": 1})]
+    run.clients.append(c)
+    seen: list[list[dict[str, Any]]] = []
+
+    @settings(max_examples=5, database=None, deadline=None)
+    @given(st.data())
+    def draw(data: st.DataObject) -> None:
+        seen.append(answer(data, run))  # type: ignore[arg-type]
+
+    draw()
+    if pending_cancel:
+        assert seen and all(ops == [] for ops in seen)
+    else:
+        assert seen and all(ops and ops[0]["action"]["type"] == "chat/turnCancelled" for ops in seen)

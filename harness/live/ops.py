@@ -319,12 +319,14 @@ def answer(data: st.DataObject, run: LiveRun) -> list[Op]:
     c = _pick_client(data, run)
     if c is None:
         return []
-    waiting = [ch for ch in run.channels("chat") if ch in c.view.subscribed
-               and isinstance((c.view.confirmed.get(ch) or {}).get("activeTurn"), dict)]
+    # the optimistic state, as a client would: a dispatch still pending (one the host never
+    # echoed to it, say) may have ended the turn already
+    states = {ch: c.optimistic(ch) or {} for ch in run.channels("chat") if ch in c.view.subscribed}
+    waiting = [ch for ch, s in states.items() if isinstance(s.get("activeTurn"), dict)]
     if not waiting:
         return []
     ch = data.draw(st.sampled_from(waiting), label="chat")
-    state = c.optimistic(ch) or {}
+    state = states[ch]
     for part in state["activeTurn"].get("responseParts") or []:
         tc = part.get("toolCall") if isinstance(part, dict) else None
         if isinstance(tc, dict) and tc.get("status") == "pending-confirmation":
