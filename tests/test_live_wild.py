@@ -432,3 +432,46 @@ def test_answer_reads_the_optimistic_state_a_never_echoed_dispatch_left(pending_
         assert seen and all(ops == [] for ops in seen)
     else:
         assert seen and all(ops and ops[0]["action"]["type"] == "chat/turnCancelled" for ops in seen)
+
+
+#: Shrunk from a seed-2 run against echo-to-newest-socket: client 1's chat/workingDirectorySet
+#: is echoed to a connection that is no client's, then client 1 reconnects and gets the echo in
+#: its replay; client 2 never gets it. That is the misrouting INV-045 names, not an INV-042 fold
+#: mismatch of client 2 (the replay's echo counts as one the host sent).
+_ASTRAY_THEN_REPLAYED = [
+    {"op": "connect", "client": 0, "offer": ["0.7.0", "0.6.0"], "collections": True, "deliveryMs": 0},
+    {"op": "connect", "client": 1, "offer": ["0.7.0", "0.6.0"], "collections": True, "deliveryMs": 20},
+    {"op": "connect", "client": 2, "offer": ["0.7.0", "0.6.0"], "collections": False, "deliveryMs": 0},
+    {"op": "connect", "client": 3, "offer": ["0.6.0"], "collections": False, "deliveryMs": 0},
+    {"op": "command", "client": 0, "method": "createSession", "params": {
+        "channel": "ahp-session:/fz-TOKEN-s1", "provider": "scripted",
+        "workingDirectories": ["file:///work/proj/", "file:///repo-b", "file:///C:/src/app"]}},
+    *({"op": "subscribe", "client": i, "channel": "ahp-session:/fz-TOKEN-s1"} for i in range(4)),
+    {"op": "command", "client": 0, "method": "createSession", "params": {
+        "channel": "ahp-session:/fz-TOKEN-s2", "provider": "scripted", "workingDirectories": ["file:///C:/src/app"]}},
+    *({"op": "subscribe", "client": i, "channel": "ahp-session:/fz-TOKEN-s2"} for i in range(4)),
+    {"op": "dispatch", "client": 0, "channel": "ahp-chat:/fz-TOKEN-s1.default",
+     "action": {"type": "chat/workingDirectoryRemoved", "directory": "file:///repo-b"}},
+    {"op": "dispatch", "client": 1, "channel": "ahp-root://", "action": {"terminals": [], "type": "root/terminalsChanged"}},
+    {"op": "dispatch", "client": 2, "channel": "ahp-chat:/fz-TOKEN-s1.default", "action": {
+        "type": "chat/turnStarted", "turnId": "fz-t16", "startedAt": "2026-07-21T10:00:05.000Z",
+        "message": {"text": "ask me", "origin": {"kind": "user"}}}},
+    {"op": "dispatch", "client": 1, "channel": "ahp-chat:/fz-TOKEN-s2.default",
+     "action": {"type": "chat/workingDirectorySet", "directory": "file:///C:/src/app"}},
+    {"op": "reconnect", "client": 1, "back": 1},
+    {"op": "garbage", "client": 3, "frame": "{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"ping\""},
+]
+
+
+def test_an_echo_that_went_astray_and_came_back_in_a_replay_is_not_a_fold_mismatch() -> None:
+    target = LiveTarget("host:embedded?defect=echo-to-newest-socket")
+    run = LiveRun(target.url)
+    try:
+        found: list[str] = []
+        for op in json.loads(json.dumps(_ASTRAY_THEN_REPLAYED).replace("TOKEN", run.token)):
+            found += [v.invariant for v in run.apply(op)]
+        assert "INV-045" in found  # the misrouting itself
+        assert set(found) == {"INV-045"}, found
+    finally:
+        run.close()
+        target.close()

@@ -37,6 +37,7 @@ from harness.invariants.base import Violation
 from harness.invariants.live.base import (
     Command,
     Dispatch,
+    Envelope,
     LiveObservation,
     Probe,
     Reconnect,
@@ -438,6 +439,10 @@ class LiveRun:
             for uri in gone if isinstance(gone, list) else []:
                 if isinstance(uri, str):
                     v.subscribed.discard(uri)
+            replayed = r.result.get("actions")
+            for params in replayed if isinstance(replayed, list) else []:
+                if isinstance(params, dict):  # an echo the replay carries is one the host sent
+                    self.obs.note_echo(Envelope.from_params(params), v)
 
     async def _garbage(self, c: SimClient, frame: str) -> None:
         assert c.conn is not None
