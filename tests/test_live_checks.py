@@ -599,3 +599,17 @@ def test_a_directory_set_the_folds_said_must_fail_is_not_inv031_when_the_host_se
     assert [v.invariant for v in check_live(o)] == ["INV-031"]
     o.fresh = {MAIN: {S: Snapshot(S, None, session_state(["file:///a", "file:///z"]))}}  # a fold proves nothing
     assert [v.invariant for v in check_live(o)] == ["INV-031"]
+
+
+def test_an_echo_known_only_from_a_replay_or_its_own_is_not_a_missed_echo() -> None:
+    """An echo that came in another client's reconnect replay (it may predate this run: pooled
+    connections carry an earlier run's fold) or the dispatcher's own (the pending queue's) never
+    makes a subscriber "never received" it."""
+    o = echo_missed_by_a_subscriber(False)
+    (e,) = o.echoes[S].values()
+    o.echoes = {}
+    o.note_echo(e, client(2), live=False)
+    assert list(o.missed_echoes()) == []
+    o.echoes = {}
+    o.note_echo(e, o.clients[0])
+    assert [c.index for c, _ in o.missed_echoes()] == [1]  # client 1, never client 0 (its dispatcher)

@@ -442,7 +442,7 @@ class LiveRun:
             replayed = r.result.get("actions")
             for params in replayed if isinstance(replayed, list) else []:
                 if isinstance(params, dict):  # an echo the replay carries is one the host sent
-                    self.obs.note_echo(Envelope.from_params(params), v)
+                    self.obs.note_echo(Envelope.from_params(params), v, live=False)
 
     async def _garbage(self, c: SimClient, frame: str) -> None:
         assert c.conn is not None

@@ -287,13 +287,20 @@ class LiveObservation:
     #: leaves the state unchanged): lets a check re-fold a client's view another way (INV-H07).
     reduce: Callable[[str, str, State, Any], State] | None = None
 
-    def note_echo(self, env: Envelope, receiver: ClientView) -> None:
+    def note_echo(self, env: Envelope, receiver: ClientView, *, live: bool = True) -> None:
         """Keep an accepted echo that reached any connection of the run (`echoes`); one that
-        reached a client not subscribed to its channel is a sign of misrouting (`misrouting`)."""
+        reached a client not subscribed to its channel is a sign of misrouting (`misrouting`).
+        `live` False: it came in a reconnect's replay (what the host holds, not what it sent
+        then: no subscriber is judged by it, `missed_echoes`)."""
         if (isinstance(env.origin, dict) and not env.rejected and not env.replayed
                 and isinstance(env.seq, int) and not isinstance(env.seq, bool)):
-            self.echoes.setdefault(env.channel, {}).setdefault(env.seq, env)
+            per = self.echoes.setdefault(env.channel, {})
+            if live or env.seq not in per:
+                per[env.seq] = env if live else Envelope(env.seq, env.channel, env.action, env.origin,
+                                                         env.rejection, replayed=True)
             self.echo_channels.add(env.channel)
+            if not live:
+                return
             if self.misrouting is None and receiver.index >= 0 and env.channel not in receiver.subscribed:
                 self.misrouting = f"client {receiver.index} got serverSeq {env.seq} of {env.channel}, which it does not watch"
 
@@ -337,8 +344,11 @@ class LiveObservation:
                 for seq in sorted(per):
                     if seq in have or not h[0][0] < seq or (seq >= top and not self.settled):
                         continue
-                    if not _newer_than(per[seq].type, c.version):  # newer: it MUST NOT get it (INV-046)
-                        yield c, per[seq]
+                    e = per[seq]
+                    if e.replayed or (isinstance(e.origin, dict) and e.origin.get("clientId") == c.client_id):
+                        continue  # known from a replay only; its own echo is the pending queue's (above)
+                    if not _newer_than(e.type, c.version):  # newer: it MUST NOT get it (INV-046)
+                        yield c, e
                         break
 
     def new_wire_probes(self, check: str) -> list[WireProbe]:
