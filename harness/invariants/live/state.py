@@ -87,7 +87,8 @@ def unapplied(obs: LiveObservation, c: ClientView, ch: str, upto: int, theirs: A
     if obs.reduce is None or not h or not isinstance(h[0][0], int):
         return []
     base_seq, base = h[0]
-    merged = {e.seq: e for e in obs.echoes.get(ch, {}).values() if base_seq < e.seq <= upto}  # type: ignore[operator]
+    merged = {e.seq: e for e in obs.echoes.get(ch, {}).values()  # live ones: a replay's may predate the run
+              if not e.replayed and base_seq < e.seq <= upto}  # type: ignore[operator]
     merged.update({e.seq: e for e in c.envelopes
                    if e.channel == ch and not e.rejected and not e.replayed and isinstance(e.seq, int)
                    and not isinstance(e.seq, bool) and base_seq < e.seq <= upto})
