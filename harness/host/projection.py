@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.reference.collections import COLLECTION, is_collection
-from harness.spec.versions import Version, introduced_in
+from harness.spec.versions import Version, is_newer_than
 
 from .defects import DefectSet
 
@@ -106,7 +106,4 @@ def gated_out(action_type: Any, version: Version, defects: DefectSet) -> bool:
     """True when an action of this type must not be sent to a `version` connection."""
     if not isinstance(action_type, str):
         return False
-    intro = introduced_in(action_type)
-    if intro is None or intro <= version:
-        return False
-    return not defects.has("version-gate-leak")
+    return is_newer_than(action_type, version) and not defects.has("version-gate-leak")

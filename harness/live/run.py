@@ -48,7 +48,7 @@ from harness.invariants.live.base import (
 )
 from harness.invariants.live.checks import check_live
 from harness.reference import MalformedAction, Model, Profile
-from harness.spec.versions import introduced_in, is_client_dispatchable, parse_version
+from harness.spec.versions import is_client_dispatchable, is_known_to, is_newer_than, parse_version
 from harness.targets.live import ROOT, ConnectionLost, RpcError, Transcript
 
 from .client import ClientSpec, SimClient, kind_of_uri
@@ -195,8 +195,7 @@ class LiveRun:
             if a.get("defaultChat") not in chats:
                 d.must_reject, d.reason = "INV-026", "defaultChat names no chat of the catalog"
             return
-        intro = introduced_in(t)
-        if intro is not None and intro <= parse_version(version) and not is_client_dispatchable(t, version):
+        if is_known_to(t, version) and not is_client_dispatchable(t, version):
             d.must_reject, d.reason = "INV-053", f"{t} is not client-dispatchable"
             return
         caps = self.agent_caps()
@@ -536,8 +535,7 @@ class LiveRun:
                     continue  # a rejection may go to its sender only
                 if not isinstance(e.seq, int) or isinstance(e.seq, bool):
                     return False
-                intro = introduced_in(e.type)
-                if intro is not None and intro > version:
+                if is_newer_than(e.type, version):
                     continue  # a host MUST NOT send it to `c` (INV-046)
                 h = v.history.get(e.channel)
                 if not h:

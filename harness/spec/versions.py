@@ -152,6 +152,14 @@ def is_known_to(action_type: str, version: Version | str) -> bool:
     return intro is not None and intro <= v
 
 
+def is_newer_than(action_type: str, version: Version | str) -> bool:
+    """True when `action_type` is known and was introduced after `version`: a peer that
+    negotiated `version` MUST NOT receive it (INV-046)."""
+    v = parse_version(version) if isinstance(version, str) else version
+    intro = ACTION_INTRODUCED_IN.get(action_type)
+    return intro is not None and intro > v
+
+
 def action_types(version: Version | str = PINNED_VERSION, kind: str | None = None) -> list[str]:
     """Every action type known to `version`, optionally only those of state kind `kind`."""
     v = parse_version(version) if isinstance(version, str) else version

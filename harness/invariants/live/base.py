@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.spec.versions import introduced_in, parse_version
+from harness.spec.versions import is_newer_than, parse_version
 
 JSON = Any
 State = dict[str, Any]
@@ -296,8 +296,7 @@ class LiveObservation:
                 and isinstance(env.seq, int) and not isinstance(env.seq, bool)):
             per = self.echoes.setdefault(env.channel, {})
             if live or env.seq not in per:
-                per[env.seq] = env if live else Envelope(env.seq, env.channel, env.action, env.origin,
-                                                         env.rejection, replayed=True)
+                per[env.seq] = env if live else replace(env, replayed=True)
             self.echo_channels.add(env.channel)
             if not live:
                 return
@@ -321,10 +320,10 @@ class LiveObservation:
         reached a client that does not watch its channel, or a client that watches it never got
         it (`missed_echoes`). Clients then disagree, and folds miss envelopes, because of that one
         cause: the checks comparing them stay quiet."""
-        if self.misrouting is not None or next(self.missed_echoes(), None) is not None:
-            return True
-        return any((c.client_id, d.client_seq) in self.delivered
-                   for c in self.clients for q in c.pending.values() for d in q)
+        return (self.misrouting is not None
+                or any((c.client_id, d.client_seq) in self.delivered
+                       for c in self.clients for q in c.pending.values() for d in q)
+                or next(self.missed_echoes(), None) is not None)  # the costly one last
 
     def missed_echoes(self) -> Iterator[tuple[ClientView, Envelope]]:
         """Accepted echoes on a channel a client watches (subscribed before them, delivery
@@ -336,6 +335,10 @@ class LiveObservation:
             top = next((e.seq for e in reversed(c.envelopes) if isinstance(e.seq, int)), -1)
             if c.delivery_ms != 0:
                 continue
+            try:
+                version = parse_version(c.version) if c.version is not None else None
+            except ValueError:
+                version = None  # a version no peer speaks: no type is known to be newer
             for ch in sorted(c.subscribed):
                 per, h = self.echoes.get(ch), c.history.get(ch)
                 if not per or not h or not isinstance(h[0][0], int):
@@ -347,7 +350,7 @@ class LiveObservation:
                     e = per[seq]
                     if e.replayed or (isinstance(e.origin, dict) and e.origin.get("clientId") == c.client_id):
                         continue  # known from a replay only; its own echo is the pending queue's (above)
-                    if not _newer_than(e.type, c.version):  # newer: it MUST NOT get it (INV-046)
+                    if version is None or not is_newer_than(e.type, version):  # newer: MUST NOT get it
                         yield c, e
                         break
 
@@ -381,15 +384,6 @@ class LiveObservation:
 
     def new_commands(self, c: ClientView) -> list[Command]:
         return c.commands[self.since_cmd.get(c.index, 0) :]
-
-
-def _newer_than(action_type: str, version: str | None) -> bool:
-    """The action type was introduced after `version` (unknown types and versions: False)."""
-    intro = introduced_in(action_type)
-    try:
-        return intro is not None and version is not None and intro > parse_version(version)
-    except ValueError:
-        return False
 
 
 def profile_key(version: str | None, collections: bool | None) -> str:

@@ -219,12 +219,12 @@ def converges(obs: LiveObservation) -> Iterator[str]:
                     f"clientSeq {d.client_seq} ({d.type}): optimistic state cannot reconcile{where}"
                 )
     for c, e in obs.missed_echoes():
-        went = obs.delivered.get((str(e.origin.get("clientId")), e.origin.get("clientSeq"))) or [] \
-            if isinstance(e.origin, dict) else []
+        origin = e.origin if isinstance(e.origin, dict) else {}
+        went = obs.delivered.get((str(origin.get("clientId")), origin.get("clientSeq")))
+        where = f"delivered to {', '.join(went)}" if went else "only its dispatcher's connection received"
         yield (
             f"client {c.index} watches {e.channel} but never received {_describe(e, e.seq)}, an "
-            f"accepted echo " + (f"delivered to {', '.join(went)}" if went else "only its dispatcher's connection received")
-            + "; it received later envelopes: the host does not send every action to every subscriber"
+            f"accepted echo {where}, at quiescence: the host does not send every action to every subscriber"
         )
     for a, b, ch in _pairs(obs, same_delivery=True):
         diff = state_difference(a.confirmed[ch], b.confirmed[ch])
