@@ -157,16 +157,25 @@ def _variant(data: st.DataObject, base: str) -> str | None:
     return v.variant if v is not None and v.variant != base else None
 
 
+def _pick_session(data: st.DataObject, run: LiveRun) -> tuple[SimClient, str, list[str]] | None:
+    """A 0.7.0 client, one of its sessions and that session's directories as the client folded
+    them (None: no such client or session)."""
+    c = _pick_client(data, run, _modern)
+    if c is None or not _sessions(run, c):
+        return None
+    s = data.draw(st.sampled_from(_sessions(run, c)), label="session")
+    return c, s, (c.view.confirmed.get(s) or {}).get("workingDirectories") or []
+
+
 def create_chat(data: st.DataObject, run: LiveRun) -> list[Op]:
     """createChat with workingDirectories absent, [], a subset, an outsider, or another spelling
     of a member (INV-031, INV-033, INV-034)."""
     if "multipleChats" not in run.agent_caps():
         return []
-    c = _pick_client(data, run, _modern)
-    if c is None or not _sessions(run, c):
+    picked = _pick_session(data, run)
+    if picked is None:
         return []
-    s = data.draw(st.sampled_from(_sessions(run, c)), label="session")
-    dirs = (c.view.confirmed.get(s) or {}).get("workingDirectories") or []
+    c, s, dirs = picked
     params: dict[str, Any] = {"channel": s, "chat": f"ahp-chat:/fz-{run.token}-c{_n(run)}"}
     mode = data.draw(st.sampled_from(("absent", "empty", "subset", "outside", "variant")), label="subset")
     if mode == "empty":
@@ -187,11 +196,10 @@ def session_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
     """Add a directory, another spelling of a member, remove the primary or another one."""
     if "multipleWorkingDirectories" not in run.agent_caps():
         return []
-    c = _pick_client(data, run, _modern)
-    if c is None or not _sessions(run, c):
+    picked = _pick_session(data, run)
+    if picked is None:
         return []
-    s = data.draw(st.sampled_from(_sessions(run, c)), label="session")
-    dirs = (c.view.confirmed.get(s) or {}).get("workingDirectories") or []
+    c, s, dirs = picked
     mode = data.draw(st.sampled_from(("set", "variant", "remove-primary", "remove")), label="mode")
     if mode == "set":
         action = {"type": "session/workingDirectorySet", "directory": data.draw(st.sampled_from(DIRECTORIES))}
