@@ -297,6 +297,18 @@ def measure_mutants(budget: float, lane: str = "hypothesis") -> dict[str, Detect
     return out
 
 
+def _throughput_rows(speed: dict[str, list[Rate]], ceiling: str) -> list[str]:
+    """One table row per configuration: median steps/s (wall, CPU) and the ratio to `ceiling`."""
+    wall0 = statistics.median(w for w, _ in speed[ceiling])
+    cpu0 = statistics.median(c for _, c in speed[ceiling])
+    rows = []
+    for name, vals in speed.items():
+        w = statistics.median(v[0] for v in vals)
+        c = statistics.median(v[1] for v in vals)
+        rows.append(f"| {name} | {w:,.0f} | {c:,.0f} | {w / wall0:.2f} / {c / cpu0:.2f} |")
+    return rows
+
+
 def render(speed: dict[str, list[Rate]] | None, reach: dict[str, tuple[int, int]] | None,
            mutants: dict[str, Detection] | None, args: argparse.Namespace) -> str:
     lines = [
@@ -306,8 +318,6 @@ def render(speed: dict[str, list[Rate]] | None, reach: dict[str, tuple[int, int]
         "",
     ]
     if speed:
-        wall0 = statistics.median(w for w, _ in speed["bare machine (ceiling)"])
-        cpu0 = statistics.median(c for _, c in speed["bare machine (ceiling)"])
         lines += [
             f"## Throughput (`--seconds {args.seconds:g} --rounds {args.rounds}`, median of rounds)",
             "",
@@ -316,12 +326,9 @@ def render(speed: dict[str, list[Rate]] | None, reach: dict[str, tuple[int, int]
             "",
             "| configuration | steps/s (wall) | steps per CPU-s | ratio to the bare machine (wall / CPU) |",
             "|---|---:|---:|---:|",
+            *_throughput_rows(speed, "bare machine (ceiling)"),
+            "",
         ]
-        for name, vals in speed.items():
-            w = statistics.median(v[0] for v in vals)
-            c = statistics.median(v[1] for v in vals)
-            lines.append(f"| {name} | {w:,.0f} | {c:,.0f} | {w / wall0:.2f} / {c / cpu0:.2f} |")
-        lines.append("")
     if reach:
         lines += [
             "## Reach: state-aware draws that changed the state (reference run, every profile)",
@@ -368,20 +375,14 @@ def render_lanes(speed: dict[str, list[Rate]] | None, pairs: dict[str, tuple[int
         "",
     ]
     if speed:
-        ceiling = "bare machine, pre-built actions (ceiling)"
-        wall0 = statistics.median(w for w, _ in speed[ceiling])
-        cpu0 = statistics.median(c for _, c in speed[ceiling])
         lines += [
             f"### Throughput (`--seconds {args.seconds:g} --rounds {args.rounds}`, median of rounds, alternating)",
             "",
             "| configuration | steps/s (wall) | steps per CPU-s | ratio to the pre-built ceiling (wall / CPU) |",
             "|---|---:|---:|---:|",
+            *_throughput_rows(speed, "bare machine, pre-built actions (ceiling)"),
+            "",
         ]
-        for name, vals in speed.items():
-            w = statistics.median(v[0] for v in vals)
-            c = statistics.median(v[1] for v in vals)
-            lines.append(f"| {name} | {w:,.0f} | {c:,.0f} | {w / wall0:.2f} / {c / cpu0:.2f} |")
-        lines.append("")
     if pairs:
         lines += [
             f"### (kind, type, outcome) pairs reached in {args.pairs_seconds:g} s (reference, seed 1, outcome classifier on)",
