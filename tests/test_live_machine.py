@@ -15,6 +15,7 @@ from harness.live.focus import FocusedResult, run_focused
 from harness.live.replay import LIVE_KIND, finding_from_run, replay_live
 from harness.live.run import LiveRun
 from harness.targets.live import LiveTarget
+from tests.live_setup import setup_session as _setup
 
 pytestmark = pytest.mark.live
 
@@ -29,19 +30,6 @@ def host() -> Iterator[LiveTarget]:
     t = LiveTarget("host:embedded")
     yield t
     t.close()
-
-
-def _setup(run: LiveRun, n: int = 2, dirs: list[str] | None = None) -> str:
-    for i, spec in enumerate(DEFAULT_CLIENTS[:n]):
-        assert run.apply(spec.op(i)) == []
-    s = f"ahp-session:/fz-{run.token}-s1"
-    params: dict = {"channel": s, "provider": run.provider()}
-    if dirs is not None:
-        params["workingDirectories"] = dirs
-    assert run.apply({"op": "command", "client": 0, "method": "createSession", "params": params}) == []
-    for i in range(n):
-        assert run.apply({"op": "subscribe", "client": i, "channel": s}) == []
-    return s
 
 
 def test_clients_reconcile_and_converge(host: LiveTarget) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from harness.live.replay import finding_from_run, replay_live
 from harness.live.run import LiveRun, _projection_sensitive
 from harness.live.settle import LEAN, THOROUGH, SettlePolicy
 from harness.targets.live import ROOT, LiveTarget
+from tests.live_setup import setup_session
 
 pytestmark = pytest.mark.live
 
@@ -35,17 +37,8 @@ def host() -> Iterator[LiveTarget]:
     t.close()
 
 
-def _setup(run: LiveRun, n: int = 4, dirs: list[str] | None = None) -> str:
-    for i, spec in enumerate(DEFAULT_CLIENTS[:n]):
-        assert run.apply(spec.op(i)) == []
-    s = f"ahp-session:/fz-{run.token}-s1"
-    params: dict[str, Any] = {"channel": s, "provider": run.provider()}
-    if dirs is not None:
-        params["workingDirectories"] = dirs
-    assert run.apply({"op": "command", "client": 0, "method": "createSession", "params": params}) == []
-    for i in range(n):
-        assert run.apply({"op": "subscribe", "client": i, "channel": s}) == []
-    return s
+#: Every default client (the settling tests need the coalescing, flat and 0.6.0 ones).
+_setup = partial(setup_session, n=4)
 
 
 def _sent(run: LiveRun, method: str, since: int) -> int:
