@@ -116,8 +116,7 @@ class _Run:
             return None
         from harness.spec.action_schema import ActionSchema
 
-        s = ActionSchema.from_spec(self.spec)
-        return s.problem if s is not None else None
+        return ActionSchema.from_spec(self.spec)  # callable: its `problem`
 
     def close(self) -> None:
         if self._target is not None:

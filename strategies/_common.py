@@ -164,8 +164,12 @@ def non_negative_ints(max_value: int = 10_000) -> st.SearchStrategy[int]:
 
 @memo
 def finite_numbers() -> st.SearchStrategy[float | int]:
-    """JSON numbers (no NaN or infinity)."""
-    return st.one_of(st.integers(-(2**53), 2**53), st.floats(allow_nan=False, allow_infinity=False))
+    """JSON numbers every implementation reads alike: integers within ±(2⁵³−1) (I-JSON) and
+    floats that are not integral (no NaN or infinity; `8.0` is a labelled probe only)."""
+    return st.one_of(
+        st.integers(-(2**53 - 1), 2**53 - 1),
+        st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: not f.is_integer()),
+    )
 
 
 @memo

@@ -76,8 +76,7 @@ def schema_of(spec: SpecDir | None) -> Callable[[Any], str | None] | None:
         return None
     from harness.spec.action_schema import ActionSchema
 
-    schema = ActionSchema.from_spec(spec)
-    return schema.problem if schema is not None else None
+    return ActionSchema.from_spec(spec)  # callable: its `problem`; `wire_problem` for the valid lane
 
 
 def baseline_or_usage(path: str | None) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from harness.spec import interop
 from harness.spec.versions import is_known_to
 
 from . import annotations, changeset, chat, payloads, resource_watch, root, session, terminal
@@ -94,6 +95,14 @@ class Model:
         t = action.get("type")
         return table.get(t) if isinstance(t, str) else None
 
+    def owner(self, action: Any) -> str | None:
+        """The state kind whose reducer handles `action`'s type under this profile (None: no
+        kind's; an unknown or too-new type)."""
+        for kind in self._tables:
+            if self.handler(kind, action) is not None:
+                return kind
+        return None
+
     def payload_problem(self, kind: str, action: Any) -> str | None:
         """Why `action` is a schema-invalid payload of a type the `kind` reducer handles (None:
         valid, or not a type this reducer handles — that is a no-op, not a malformed action)."""
@@ -101,6 +110,25 @@ class Model:
             return None
         return (self.schema and self.schema(action)) or payloads.problem(action)
 
+    def wire_problem(self, kind: str, action: Any) -> str | None:
+        """Why `action` is not one every conformant implementation must accept, as sent (None:
+        it is, or its type is a no-op for this reducer): a schema-invalid payload, an integer
+        beyond ±(2⁵³−1), an integral float, or — with a schema — a `null` the schema does not
+        allow (harness/spec/interop.py). The engine sends such a step as a probe. Without a
+        schema a `null` is trusted where the generators put it (JSON-any values only); a
+        mutation that writes one makes a probe by itself (harness/engine/fast.py)."""
+        if self.handler(kind, action) is None:
+            return None
+        return self.payload_problem(kind, action) or self.value_problem(action)
+
+    def value_problem(self, action: Any) -> str | None:
+        """`wire_problem` without the payload check `reduce` makes anyway: the numbers and the
+        `null`s of `action` as sent."""
+        bad = interop.number_problem(action)
+        if bad is None and interop.has_null(action):
+            wire = getattr(self.schema, "wire_problem", None)
+            bad = wire(action) if wire is not None else None
+        return bad
 
     def reduce(self, kind: str, state: State, action: Any, now_ms: int) -> State:
         h = self.handler(kind, action)

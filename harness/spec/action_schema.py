@@ -5,7 +5,9 @@ from the schema with the INV-007 corrections applied (`schema_patches`; an actio
 against any of them). `problem(action)` says why an action is schema-invalid, or None.
 
 JSON `null` is read as absent first (the fixture rule, REDUCERS.md §7): a payload whose
-optional key is `null` is the same action as one without it.
+optional key is `null` is the same action as one without it — for the model. The valid lane asks
+`wire_problem`, which reads the payload as sent: a `null` the schema does not allow makes the
+step a probe (harness/spec/interop.py).
 
 `required_paths(schema)` derives, from the schema, the required fields of each action payload
 down to one level of nesting (`request.id`, `turns[].message`): the facts the reference model's
@@ -48,7 +50,17 @@ class ActionSchema:
     def types(self) -> frozenset[str]:
         return frozenset(self.validators)
 
-    def problem(self, action: Any) -> str | None:
+    def __call__(self, action: Any) -> str | None:
+        """The model's payload check (`Model(schema=…)`): `problem`."""
+        return self.problem(action)
+
+    def wire_problem(self, action: Any) -> str | None:
+        """Why `action`, as sent (`null` is not read as absent here), is not schema-valid: a
+        `null` the schema does not allow makes a probe of a step (harness/spec/interop.py).
+        None: valid, or a type the schema does not list."""
+        return self.problem(action, nulls_absent=False)
+
+    def problem(self, action: Any, *, nulls_absent: bool = True) -> str | None:
         """Why `action` is not a schema-valid payload of its type (None: valid, or a type the
         schema does not list — unknown types are judged by the reducer, as no-ops)."""
         if not isinstance(action, Mapping):
@@ -59,7 +71,7 @@ class ActionSchema:
         variants = self.validators.get(t)
         if variants is None:
             return None
-        payload = strip_nulls(dict(action))
+        payload = strip_nulls(dict(action)) if nulls_absent else action
         for v in variants:
             if v.is_valid(payload):
                 return None
