@@ -15,6 +15,7 @@ Per step:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from harness.invariants._json import json_equal
 from harness.invariants.base import Step, Violation
 from harness.invariants.registry import check_step
 from harness.reference import MalformedAction, Model, Profile
+from harness.spec import interop
 from harness.targets.base import Target, TargetCrashed, TargetError, TargetSession, TargetTimeout
 
 from .accepted import accepted_divergence, follows_from_accepted, judge
@@ -51,6 +53,22 @@ def target_failure(e: TargetError, *, malformed: bool) -> Violation | None:
         TARGET_ERROR,
         "violation",
         f"target raised on a step the reference model applies (INV-004/INV-006 totality): {e}",
+    )
+
+
+#: The cause of a target that refuses an integral float for a number (harness/spec/interop.py).
+REFUSES_INTEGRAL_FLOAT = ("refuses-integral-float",)
+
+
+def refuses_integral_float(e: TargetError, action: Any) -> Violation:
+    where = ", ".join(interop.render_path(p) for p in interop.integral_floats(action)[:3])
+    return Violation(
+        TARGET_ERROR,
+        "warning",
+        f"target refuses an integral float for a number ({where}): JSON's `1.0` is the number 1 "
+        f"(RFC 8259 §6; JSON Schema counts it an integer), and the same action with integers is a "
+        f"valid step: {e}",
+        cause=REFUSES_INTEGRAL_FLOAT,
     )
 
 
@@ -154,6 +172,10 @@ class Stepper:
         cross-channel checks (INV-031) see them."""
         self.steps_taken += 1
         before = self.state
+        if self.model.handler(self.kind, action) is not None:
+            off_lane = self.model.value_problem(action)
+            if off_lane is not None:
+                return self._probe_malformed(before, action, now_ms, floats=True)
         try:
             expected: State | None = self.model.reduce(self.kind, self.reference, action, now_ms)
             malformed = False
@@ -165,8 +187,13 @@ class Stepper:
             observed = self.session.step(action, now_ms)
         except TargetError as e:
             v = target_failure(e, malformed=False)
+            if v is not None and self._owed(e, action, now_ms):
+                v = None  # on the model's state the target passes: a consequence of an earlier cause
+            if expected is not None and not self.target_is_model:
+                self._resync(expected)  # the failure owns the difference it leaves
             return StepResult(self._accepted(action, [v] if v else []), False, expected, None, str(e))
         assert expected is not None
+        raw = observed
         if self.baseline is not None and not self.target_is_model:
             observed = self._normalised(expected, observed, before)
         probes = self.probe_every > 0 and self.steps_taken % self.probe_every == 0
@@ -202,11 +229,26 @@ class Stepper:
             ref_step = Step(self.kind, self.reference, action, expected, now_ms, self.profile,
                             session=session, chats=chats)
             judged = follows_from_accepted(judged, tag, ref_step)
-            self.state, self.reference = observed, observed
-        else:
-            self.state, self.reference = observed, expected
+        self.state, self.reference = observed, expected
+        if not self.target_is_model and not json_equal(raw, expected):
+            self._resync(expected)
         return StepResult(judged, False, expected, observed)
 
+    def _resync(self, state: State) -> None:
+        """Give the target the model's state after a step where they parted (a divergence, an
+        accepted one, or a failure): the next step starts where the model is, so a divergence
+        owns its consequences — a later step cannot fail or differ *because* of it and be taken
+        for a cause of its own (docs/corpus.md, "Root causes"). What the target reads back is
+        its state from then on: a difference its representation cannot avoid (an encoder that
+        drops empty lists) stays, and the cause classifier counts it as inherited. Replay and
+        the shrinker step through here too, so a finding replays as it was found."""
+        with contextlib.suppress(TargetError):
+            self.session.close()
+        try:
+            self.session = self.target.session(self.kind, state)
+            self.state = self.session.read()
+        except TargetError:
+            self.state = state  # the next step meets the target's failure again
     def _accepted(
         self, action: Any, violations: list[Violation], expected: Any = None, observed: Any = None
     ) -> list[Violation]:
@@ -265,9 +307,11 @@ class Stepper:
         """
         self.steps_taken += 1
         before = self.state
-        if self.model.handler(self.kind, action) is not None or not _typed(action):
+        if self.model.handler(self.kind, action) is not None or not _typed(action) or self._foreign_invalid(action):
             # a known type with a payload of any shape, or no string `type` at all (`{"type":
-            # 42}`): a schema-invalid payload, for which an error reply is an acceptable answer
+            # 42}`), or another family's action whose payload its own schema rejects (`{"type":
+            # "terminal/claimed"}` to a session): a schema-invalid payload, for which an error
+            # reply is an acceptable answer
             return self._probe_malformed(before, action, now_ms)
         if self.target_is_model:
             observed = self.model.reduce(self.kind, before, action, now_ms)
@@ -276,6 +320,8 @@ class Stepper:
                 observed = self.target.reduce(self.kind, before, action, now_ms)
             except TargetError as e:
                 v = target_failure(e, malformed=False)
+                if v is not None and self._owed(e, action, now_ms):
+                    v = None
                 return StepResult(self._accepted(action, [v] if v else []), True, None, None, str(e))
             if self.baseline is not None:
                 observed = self.baseline.normalise(before, observed, before)  # the model's answer: a no-op
@@ -286,15 +332,52 @@ class Stepper:
             violations = self._known_only_if_the_model_agrees(violations, action, self.reference, now_ms)
         return StepResult(self._accepted(action, violations, before, observed), True, before, observed)
 
-    def _probe_malformed(self, before: State, action: Any, now_ms: int) -> StepResult:
+    def _probe_malformed(self, before: State, action: Any, now_ms: int, *, floats: bool = False) -> StepResult:
+        """A schema-invalid or off-lane payload, sent statelessly: any answer but a crash or a
+        hang is acceptable — except, with `floats`, an error on a payload whose only fault is an
+        integral float (`1.0`) where the integer alone is a valid step: JSON's `1.0` is the
+        number 1, and refusing it is a (low-severity) finding of its own cause."""
         if self.target_is_model:
             return StepResult([], True, None, before)
         try:
             self.target.reduce(self.kind, before, action, now_ms)
         except TargetError as e:
             v = target_failure(e, malformed=True)
+            if v is None and floats and self._only_floats(action, now_ms) and not self._owed(e, action, now_ms):
+                v = refuses_integral_float(e, action)
             return StepResult(self._accepted(action, [v] if v else []), True, None, before, str(e))
         return StepResult([], True, None, before)
+
+    def _owed(self, e: TargetError, action: Any, now_ms: int) -> bool:
+        """The target answered `action` on its own state with an error, where that state differs
+        from the model's (what its representation lost: an encoder that drops empty lists), and
+        on the model's state it does not fail: the failure belongs to the cause of that
+        difference, not to a cause of its own. A crash or a hang is never owed."""
+        if self.target_is_model or isinstance(e, TargetCrashed | TargetTimeout) or json_equal(self.state, self.reference):
+            return False
+        try:
+            self.target.reduce(self.kind, self.reference, action, now_ms)
+        except TargetError:
+            return False
+        return True
+
+    def _foreign_invalid(self, action: Any) -> bool:
+        """`action` is a type of another state kind, and not a valid payload of that type."""
+        owner = self.model.owner(action)
+        return owner is not None and owner != self.kind and self.model.wire_problem(owner, action) is not None
+
+    def _only_floats(self, action: Any, now_ms: int) -> bool:
+        """`action` is a valid step once its integral floats are integers."""
+        if not interop.integral_floats(action):
+            return False
+        whole = interop.as_integers(action)
+        if self.model.value_problem(whole) is not None:
+            return False
+        try:
+            self.model.reduce(self.kind, self.reference, whole, now_ms)
+        except MalformedAction:
+            return False
+        return True
 
 
 def _verbatim(message: str) -> str:

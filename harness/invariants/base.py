@@ -18,7 +18,7 @@ with `check=None` and a `note` saying what would check them; the registry skips 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, Protocol
 
@@ -69,6 +69,9 @@ class Violation:
     invariant: str  # "INV-016"
     severity: Severity
     message: str  # human readable, names the offending path/values
+    #: The root-cause key when the producer knows it (harness/corpus/cause.py), else None: the
+    #: classifier signs the violation by what the target did.
+    cause: tuple[str, ...] | None = field(default=None, compare=False)
 
 
 class Reducer(Protocol):
