@@ -9,7 +9,12 @@ with three independent defects, each switchable:
   chat or session step that changes the state (an implementation doing bitwise ops on int32);
 * `ignore` — one chat action type (`--ignore`, default `chat/draftChanged`) is a no-op;
 * `empty` — every empty list and empty object is dropped from the state on encode (a typed
-  client's encoder that omits empty containers); the states kept under handles stay whole.
+  client's encoder that omits empty containers); the states kept under handles stay whole;
+* `strict` — a state that lacks a key its kind's schema requires (`turns`, `chats`, …) is
+  refused with an error (a typed decoder with required fields). Not a cause of its own: with
+  `empty` it only ever meets the states its own encoder emptied — a consequence of that cause,
+  which the harness must not report apart (issue 22's "strict imitation":
+  `--causes wrap,ignore,empty,strict --ignore chat/usage`).
 
 Every defect is deterministic, so every finding on this target must replay.
 """
@@ -24,7 +29,12 @@ from harness.reference import Model
 from harness.spec.versions import format_version
 from harness.targets.reference_adapter import Server, profile_from, serve
 
-CAUSES = ("wrap", "ignore", "empty")
+CAUSES = ("wrap", "ignore", "empty", "strict")
+#: The list-valued keys each state kind's schema requires (0.7.0 state.schema.json).
+REQUIRED_LISTS = {
+    "chat": ("turns",), "session": ("activeClients", "chats"), "root": ("agents",), "terminal": ("content",),
+    "changeset": ("files",), "annotations": ("annotations",),
+}
 INT32 = 1 << 31
 
 
@@ -35,6 +45,10 @@ class ThreeCauses:
         self.ignore = ignore
 
     def reduce(self, kind: str, state: dict[str, Any], action: Any, now_ms: int) -> dict[str, Any]:
+        if "strict" in self.causes and isinstance(state, dict):
+            for key in REQUIRED_LISTS.get(kind, ()):
+                if key not in state:
+                    raise ValueError(f"decode {kind} state: missing required key {key!r}")
         if "ignore" in self.causes and kind == "chat" and isinstance(action, dict) and action.get("type") == self.ignore:
             return state
         new = self.model.reduce(kind, state, action, now_ms)
@@ -60,7 +74,7 @@ def _drop_empty(value: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="three_cause_adapter.py")
-    p.add_argument("--causes", default=",".join(CAUSES), help="comma-separated subset of wrap,ignore,empty")
+    p.add_argument("--causes", default="wrap,ignore,empty", help="comma-separated subset of wrap,ignore,empty,strict")
     p.add_argument("--ignore", default="chat/draftChanged", help="the chat action type that is a no-op")
     p.add_argument("--profile")
     args = p.parse_args(argv)

@@ -50,15 +50,21 @@ from functools import cached_property
 from typing import Any, Final
 
 from harness.diff import ABSENT, at, diff_paths, render, shape
+from harness.spec.interop import MAX_SAFE_INTEGER
 
 #: At most this many differences of a step are classified.
 MAX_DIFFS: Final = 64
 #: The order in which transformations sign a step (the first present wins).
 PRIORITY: Final = (
-    "unapplied", "failure", "int-wrap", "type", "variant", "value", "dropped", "added",
-    "dropped-empty", "added-empty", "check",
+    "unapplied", "failure", "refuses-integral-float", "int-wrap", "int-precision", "type", "variant",
+    "value", "reorder", "duplicate-id", "stale", "dropped", "added", "dropped-empty", "added-empty", "unmodelled",
+    "check",
 )
 _EMPTIES: Final = ([], {}, "")
+#: Path classes the reducers compute from the rest of the state rather than copy from a payload
+#: (REDUCERS.md: `touchChatModified`-like stamps, the summary status and its copies in a session's
+#: catalog). A target that leaves one as it was is one cause per field, whatever the action type.
+DERIVED: Final = frozenset({"modifiedAt", "status", "chats[].status", "chats[].modifiedAt"})
 #: Transformations told by the two values alone (before `unapplied` is considered).
 _CONTEXT_FREE: Final = frozenset({"int-wrap", "dropped-empty", "added-empty"})
 _WORD: Final = re.compile(r"[A-Za-z][A-Za-z_-]{0,31}")
@@ -80,6 +86,14 @@ class Cause:
     @property
     def transformation(self) -> str:
         return self.key[0]
+
+
+#: The typed-decoder fidelity class (round-trip group B, KNOWN-FIDELITY-GAPS.md): keys the state
+#: schema does not declare at their place are dropped. A note for the run, never a finding.
+UNMODELLED: Final = Cause(
+    ("unmodelled",),
+    "keys the schema does not model at their place are dropped (a typed decoder: round-trip group B)",
+)
 
 
 @dataclass
@@ -134,6 +148,10 @@ class StepView:
     #: The target's answer to a no-op (an unknown action type) on the model's state after the
     #: step: what the target's representation keeps of that state (None: not available).
     echo: Callable[[], Any] | None = None
+    #: Whether the state schema declares the key at a path of `expected` (harness/spec/modelled.py;
+    #: None: no schema to ask). A dropped key it does not declare is the typed-decoder fidelity
+    #: class (`UNMODELLED`), not a divergence of its own.
+    modelled: Callable[[str, Any, tuple[Any, ...]], bool | None] | None = None
 
     @property
     def type(self) -> str:
@@ -154,47 +172,93 @@ class StepView:
     @cached_property
     def causes(self) -> list[Cause]:
         """The causes this step's own differences show, first by `PRIORITY`; empty when the
-        states agree or every difference is inherited."""
+        states agree or every difference is inherited. `differences(cause)` gives the
+        differences each one stands for."""
         fresh, _ = self._diffs
         found: dict[str, Cause] = {}
-        unapplied: list[tuple[Any, ...]] = []
+        of: dict[str, list[tuple[Any, Any, Any]]] = {}
+        unapplied: list[tuple[Any, Any, Any]] = []
+
+        def add(c: Cause, d: tuple[Any, Any, Any]) -> None:
+            found.setdefault(c.id, c)
+            of.setdefault(c.id, []).append(d)
+
         for d in fresh:
+            moved = self._permuted(d[0])
+            if moved is not None:
+                add(moved, d)
+                continue
             c = self._classify(d)
             if c.transformation == "unapplied":
-                unapplied.append(d[0])
+                unapplied.append(d)
             else:
-                found.setdefault(c.id, c)
+                add(c, d)
         lost, unapplied = self._representation_losses(unapplied)
-        for c in lost:  # the target cannot hold what the model wrote: its representation
-            found.setdefault(c.id, c)
-        if unapplied:  # one line for the action, naming what it left unchanged
-            whole = _equal(self.observed, self.target_before)
-            paths = ", ".join(f"`{x}`" for x in sorted({shape(p) or "<root>" for p in unapplied})[:3])
-            text = (f"`{self.type}` is a no-op on the target (the model changes {paths})" if whole
-                    else f"`{self.type}` leaves {paths} unchanged where the model changes it")
-            c = Cause(("unapplied", self.type), text)
-            found[c.id] = c
-        return sorted(found.values(), key=lambda c: PRIORITY.index(c.transformation))
+        for c, d in lost:  # the target cannot hold what the model wrote: its representation
+            add(c, d)
+        derived = [d for d in unapplied if shape(d[0]) in DERIVED]
+        applied = [d for d in unapplied if shape(d[0]) not in DERIVED]
+        for d in derived:  # a field the reducers compute from the rest: one cause per field, any type
+            where = shape(d[0])
+            add(Cause(("stale", where), f"`{where}` is not recomputed where the model recomputes it"), d)
+        if applied:  # what the action itself writes stays as it was: one cause per action type
+            c = Cause(("unapplied", self.type),
+                      f"`{self.type}` is not applied as the model applies it (what it changes stays as it was)")
+            for d in applied:
+                add(c, d)
+        ranked = sorted(found.values(), key=lambda c: PRIORITY.index(c.transformation))
+        own = [c for c in ranked if not _derived_only(c, of[c.id])]
+        if own and len(own) < len(ranked):
+            # a field computed from the rest (the summary status) that differs on a step where the
+            # rest differs too follows from that difference: it is the step's other cause's
+            for c in ranked:
+                if c not in own:
+                    of[own[0].id].extend(of.pop(c.id))
+            ranked = own
+        self._of = of
+        return ranked
 
-    def _representation_losses(self, unapplied: list[Any]) -> tuple[list[Cause], list[Any]]:
-        """(causes, paths still unapplied). Of the paths the model changed and the target left
-        unchanged, those where the target's echo of the model's state (a no-op on that very
-        state) has no key at all: the target cannot hold the value — an encoder that drops the
-        key looks, through a changes-only protocol, as if it never applied the change."""
+    def differences(self, cause: Cause) -> list[tuple[Any, Any, Any]]:
+        """The (path, model value, target value) differences `cause` stands for on this step."""
+        _ = self.causes
+        return list(self._of.get(cause.id, ()))
+
+    def _permuted(self, p: tuple[Any, ...]) -> Cause | None:
+        """A reorder: the innermost list above `p` holds the same items on both sides, in
+        another order (a sort, a reversal, a move): one cause for the list, not one per leaf."""
+        for n in range(len(p) - 1, -1, -1):
+            if not isinstance(p[n], int):
+                continue
+            q = p[:n]
+            a, b = at_path(self.expected, q), at_path(self.observed, q)
+            if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and _same_items(a, b):
+                where = shape(q) or "<root>"
+                return Cause(("reorder", where), f"`{where}` holds the model's items in another order")
+        return None
+
+    def _representation_losses(
+        self, unapplied: list[tuple[Any, Any, Any]]
+    ) -> tuple[list[tuple[Cause, tuple[Any, Any, Any]]], list[tuple[Any, Any, Any]]]:
+        """(causes with the difference each stands for, differences still unapplied). Of the
+        paths the model changed and the target left unchanged, those where the target's echo of
+        the model's state (a no-op on that very state) has no key at all: the target cannot hold
+        the value — an encoder that drops the key looks, through a changes-only protocol, as if
+        it never applied the change."""
         if not unapplied or self.echo is None:
             return [], unapplied
         echo = self.echo()
         if not isinstance(echo, dict) or not isinstance(self.expected, dict):
             return [], unapplied
         gone = [(q, a) for q, a, b in _first(diff_paths(self.expected, echo, null_is_absent=True)) if b is ABSENT]
-        lost: list[Cause] = []
+        lost: list[tuple[Cause, tuple[Any, Any, Any]]] = []
         kept = []
-        for p in unapplied:
+        for d in unapplied:
+            p = d[0]
             hit = next(((q, a) for q, a in gone if p[: len(q)] == q), None)
             if hit is None:
-                kept.append(p)
+                kept.append(d)
             else:
-                lost.append(classify(hit[0], hit[1], ABSENT, self.type))
+                lost.append((self._unmodelled(classify(hit[0], hit[1], ABSENT, self.type), hit[0]), d))
         return lost, kept
 
     def missing_key_cause(self, message: str, answers: Any = ()) -> Cause | None:
@@ -221,9 +285,38 @@ class StepView:
         fresh, differ = self._diffs
         return differ and not fresh
 
+    def _unmodelled(self, c: Cause, p: tuple[Any, ...]) -> Cause:
+        """`c`, or the fidelity class when `c` drops a key the schema does not model there."""
+        if c.transformation == "dropped" and self.modelled is not None and self.modelled(self.kind, self.expected, p) is False:
+            return UNMODELLED
+        return c
+
+    def _duplicate_id(self, p: tuple[Any, ...]) -> Cause | None:
+        """The difference sits in a list item that shares an identifier (`toolCallId`,
+        `commandId`, `id`, …) with another item of its list, in the model's state: which of the
+        namesakes an action updates (upstream: every one, or the first) is one cause, whatever
+        the action type or field."""
+        for n in range(len(p) - 1, -1, -1):
+            if not isinstance(p[n], int):
+                continue
+            items = at_path(self.expected, p[:n])
+            if not isinstance(items, list) or not 0 <= p[n] < len(items):
+                continue
+            mine = _identifiers(items[p[n]])
+            for j, other in enumerate(items):
+                if j != p[n] and mine & _identifiers(other):
+                    return Cause(("duplicate-id",), "of list items sharing an identifier (two tool calls of "
+                                 "one `toolCallId`, two commands of one `commandId` …), the target updates "
+                                 "other namesakes than the model does")
+        return None
+
     def _classify(self, d: tuple[Any, Any, Any]) -> Cause:
         p, a, b = d
-        c = classify(p, a, b, self.type)
+        c = self._unmodelled(classify(p, a, b, self.type), p)
+        if c.transformation not in _CONTEXT_FREE and not self.probe and _differs(at_path(self.before, p), a):
+            dup = self._duplicate_id(p)
+            if dup is not None:
+                return dup  # the model changed it; the target changed another namesake, or none
         if c.transformation == "added-empty" and not self.probe and _stale(self, p, b):
             # the model removed an empty value the target still holds, unreported: an encoder
             # that drops empty values cannot say that it went away
@@ -236,37 +329,85 @@ class StepView:
 
 
 def classify(p: tuple[Any, ...], a: Any, b: Any, atype: str) -> Cause:
-    """The transformation of one difference (model value `a`, target value `b` at path `p`)."""
+    """The transformation of one difference (model value `a`, target value `b` at path `p`).
+
+    The key names what the target did to the value, not where: an int32 wrap, a lost empty
+    value, a JSON type turned into another, a key of a name dropped, are each one cause at any
+    path (the summary names no path either, so the same cause reads the same in every run).
+    Only a replaced value of the same type (`value`) and a different word (`variant`) keep the
+    path class: what else could tell two such behaviours apart."""
     where = shape(p) or "<root>"
+    a = ABSENT if a is None else a  # `null` is absent (REDUCERS.md §7): `[]` → null is `[]` lost
+    b = ABSENT if b is None else b
     if type(a) is int and type(b) is int:
         for bits in (32, 64):
             if (a - b == 1 << bits and a >= 1 << (bits - 1)) or (b - a == 1 << bits and a < -(1 << (bits - 1))):
                 sign = "−" if a > b else "+"
-                return Cause(("int-wrap", where, str(bits)),
-                             f"`{where}` x → x {sign} 2^{bits} (an int{bits} wrap of values ≥ 2^{bits - 1})")
-    if b is ABSENT and any(_same(a, e) for e in _EMPTIES):
-        return Cause(("dropped-empty", render(a)),
-                     f"empty `{render(a)}` values lost: the key is absent where the model has `{render(a)}` "
-                     f"(or a removed `{render(a)}` stays)")
-    if a is ABSENT and any(_same(b, e) for e in _EMPTIES):
-        return Cause(("added-empty", render(b)), f"`{render(b)}` present where the model has the key absent")
+                return Cause(("int-wrap", str(bits)),
+                             f"integers ≥ 2^{bits - 1} come back wrapped to int{bits} (x → x {sign} 2^{bits})")
+    if (type(a) is int and abs(a) > MAX_SAFE_INTEGER and isinstance(b, int | float) and not isinstance(b, bool)
+            and b != a and float(a) == float(b)):
+        return Cause(("int-precision",), "integers beyond ±(2^53−1) come back rounded to a double")
+    if b is ABSENT and (any(_same(a, e) for e in _EMPTIES) or _null_object(a)):  # one encoder rule for all
+        return Cause(("dropped-empty",),
+                     "empty values (`[]`, `{}`, `\"\"`) lost: the key is absent where the model has an empty "
+                     "value (or a removed empty value stays)")
+    if a is ABSENT and (any(_same(b, e) for e in _EMPTIES) or _null_object(b)):
+        return Cause(("added-empty",), "empty values (`[]`, `{}`, `\"\"`) present where the model has the key absent")
     if b is ABSENT:
-        return Cause(("dropped", where), f"`{where}` absent where the model has a value")
+        name = key_name(p)
+        return Cause(("dropped", name), f"`{name}` absent where the model has a value")
     if a is ABSENT:
-        return Cause(("added", where), f"`{where}` present where the model has none")
+        name = key_name(p)
+        return Cause(("added", name), f"`{name}` present where the model has none")
     ta, tb = _json_type(a), _json_type(b)
     if ta != tb:
-        return Cause(("type", where, ta, tb), f"`{where}` is a {tb} where the model has a {ta}")
+        return Cause(("type", ta, tb), f"a {ta} comes back as a {tb}")
     if ta == "string" and _WORD.fullmatch(a) and _WORD.fullmatch(b):
         return Cause(("variant", where, a, b), f"`{where}` {render(a)} comes back as {render(b)}")
-    return Cause(("value", where, atype), f"`{where}` differs from the model after `{atype}`")
+    return Cause(("value", where), f"`{where}` differs from the model")
 
 
-def failure_cause(invariant: str, atype: str, probe: bool) -> Cause:
-    """A target failure (crash, hang, error reply) on an action type (any probe counts as one)."""
+def key_name(p: tuple[Any, ...]) -> str:
+    """The name of the key a difference sits at (`_meta`, `turns[]` for an item): what a decoder
+    that drops a key drops wherever the key is."""
+    for i in range(len(p) - 1, -1, -1):
+        if isinstance(p[i], str):
+            return p[i] + "[]" * (len(p) - 1 - i)
+    return "<root>" if not p else "[]" * len(p)
+
+
+def failure_cause(invariant: str, message: str) -> Cause:
+    """A target failure (crash, hang, error reply), signed by the class of its error: the
+    message with its values, action types, paths and long quoted strings normalised away
+    (`error_class`) — not the action type it happened on, so one bug in a decoder is one cause
+    however many types reach it (ClusterFuzz's crash state, in words)."""
     what = {"TARGET-CRASH": "crashes", "TARGET-TIMEOUT": "hangs"}.get(invariant, "fails")
-    on = "a schema-invalid or unknown action (probe)" if probe else f"`{atype}`"
-    return Cause(("failure", invariant, "<probe>" if probe else atype), f"the target {what} on {on}")
+    klass = error_class(_OUR_PREFIX.sub("", message, count=1))
+    return Cause(("failure", invariant, klass), f"the target {what}: {klass[:120]}")
+
+
+#: The words the stepper puts before a target's own error (harness/engine/stepper.py).
+_OUR_PREFIX: Final = re.compile(r"^target (?:raised on [^:]*|crashed|hung|refuses [^:]*): ")
+#: What varies between two reports of one error: (pattern, placeholder), in this order.
+_ERROR_VARYING: Final = (
+    (re.compile(r"\b[a-zA-Z]+/[a-zA-Z]+\b"), "T"),  # action types
+    (re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\''),
+     lambda m: m.group(0) if re.fullmatch(r".[A-Za-z_$][\w$]{0,31}.", m.group(0)) else "S"),
+    (re.compile(r"\b[A-Za-z_]\w*(?:(?:\.[A-Za-z_$][\w$]*)|(?:\[-?\d*\]))+"), "P"),  # paths, Type.field
+    (re.compile(r"\b0x[0-9a-fA-F]+\b|-?\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "N"),  # numbers
+    (re.compile(r"\s+"), " "),
+)
+
+
+def error_class(message: str) -> str:
+    """An error message with what varies between two reports of one bug replaced; short quoted
+    names stay (`reading 'findIndex'` says where it broke). The first line of each part only:
+    a stack or a stderr tail varies with the state."""
+    head = message.split("\n", 1)[0]
+    for pattern, placeholder in _ERROR_VARYING:
+        head = pattern.sub(placeholder, head)  # type: ignore[arg-type]
+    return head.strip()[:240]
 
 
 def check_cause(invariant: str, message: str) -> Cause:
@@ -343,6 +484,40 @@ def _stale(view: StepView, p: tuple[Any, ...], b: Any) -> bool:
     return _differs(at_path(view.before, p), at_path(view.expected, p)) and not _differs(at_path(view.target_before, p), b)
 
 
+def apply_differences(base: Any, diffs: list[tuple[Any, Any, Any]]) -> Any:
+    """`base` (the model's state) with each (path, _, target value) difference written in — an
+    absent target value removes the key —, copied only along the changed paths."""
+    for p, _, b in diffs:
+        base = _put(base, tuple(p), b)
+    return base
+
+
+def _put(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict) and isinstance(head, str):
+        out = dict(value)
+        inner = _put(value.get(head, {} if rest and isinstance(rest[0], str) else []), rest, new)
+        if inner is ABSENT:
+            out.pop(head, None)
+        else:
+            out[head] = inner
+        return out
+    if isinstance(value, list) and isinstance(head, int):
+        items = list(value)
+        if head < len(items):
+            inner = _put(items[head], rest, new)
+            if inner is ABSENT:
+                del items[head]
+            else:
+                items[head] = inner
+        elif new is not ABSENT:
+            items.append(_put({} if rest and isinstance(rest[0], str) else [], rest, new))
+        return items
+    return value  # a path through a leaf: nothing to write
+
+
 def at_path(value: Any, path: tuple[Any, ...]) -> Any:
     for step in path:
         value = at(value, step)
@@ -377,6 +552,40 @@ def _differs(x: Any, y: Any) -> bool:
 
 def _equal(x: Any, y: Any) -> bool:
     return not _differs(x, y)
+
+
+def _derived_only(c: Cause, diffs: list[tuple[Any, Any, Any]]) -> bool:
+    """`c` replaces or leaves a value of a `DERIVED` field only (not a transformation of the value
+    itself, as an int32 wrap is)."""
+    return c.transformation in ("stale", "value", "variant") and all(shape(d[0]) in DERIVED for d in diffs)
+
+
+def _identifiers(item: Any, name: str | None = None) -> set[tuple[str, str]]:
+    """The (key, value) pairs that name a list item — its `id`; `xId` where the item is an `x`
+    (its `type` or `kind` says so, or it sits under the key `x`: `toolCall.toolCallId`); the
+    same one object level down (`responseParts[].toolCall.toolCallId`) — not the references it
+    holds (`turnId` of an input request names another object)."""
+    out: set[tuple[str, str]] = set()
+    if not isinstance(item, dict):
+        return out
+    own = {name, item.get("type"), item.get("kind")} - {None}
+    for k, v in item.items():
+        if isinstance(v, str) and (k == "id" or (k.endswith("Id") and k[:-2] in own)):
+            out.add((k, v))
+        elif isinstance(v, dict) and name is None:
+            out |= _identifiers(v, k)
+    return out
+
+
+def _null_object(v: Any) -> bool:
+    """An object all of whose values are `null`: empty, as absent == null reads it."""
+    return isinstance(v, dict) and bool(v) and all(x is None for x in v.values())
+
+
+def _same_items(a: list[Any], b: list[Any]) -> bool:
+    """`a` and `b` hold the same items (as JSON), in some order."""
+    key = lambda v: json.dumps(v, sort_keys=True, default=str)  # noqa: E731
+    return sorted(map(key, a)) == sorted(map(key, b))
 
 
 def _same(x: Any, y: Any) -> bool:

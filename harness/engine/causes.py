@@ -8,18 +8,28 @@ violation here, so a finding replays under the very identity it was reported wit
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, Final
 
-from harness.corpus.cause import Cause, StepView, check_cause, failure_cause
+from harness.corpus.cause import (
+    UNMODELLED,
+    Cause,
+    StepView,
+    check_cause,
+    failure_cause,
+    message_shape,
+)
 from harness.invariants._json import fresh, json_equal
 from harness.invariants.base import Step, Violation
 from harness.invariants.registry import REGISTRY, check_step
+from harness.spec.modelled import state_schema
+from harness.spec.specdir import ENV_VAR
 from harness.targets.base import TargetError
 
 #: Re-judge a probe invariant with the target's reducer on the *model's* state before the step:
-#: (invariant) -> does it still fire?
-Rejudge = Callable[[str], bool]
+#: (invariant, message) -> does it still fire, the same way (a message of the same shape)?
+Rejudge = Callable[[str, str], bool]
 
 #: Pseudo-invariants for a target that failed (harness/engine/stepper.py).
 FAILURES: Final = frozenset({"TARGET-CRASH", "TARGET-TIMEOUT", "TARGET-ERROR"})
@@ -34,15 +44,22 @@ def violation_cause(view: StepView, v: Violation, rejudge: Rejudge | None = None
     """The cause `v` witnesses on the step `view`; None when the step made no difference of its
     own and the states already differed (an earlier step's cause, inherited). `rejudge` (see
     `rejudger`) tells a probe check that saw a difference inherited from an earlier step."""
+    if v.cause is not None:
+        return Cause(v.cause, _EXPLICIT.get(v.cause, v.message[:160]))
     if v.invariant in FAILURES:
-        return failure_cause(v.invariant, view.type, view.probe)
+        return failure_cause(v.invariant, v.message)
     inv = REGISTRY.get(v.invariant)
     if inv is not None and inv.probe:
+        if not view.probe and view.causes:
+            # the step itself differs from the model: a probe that re-runs the target's reducer on
+            # it meets that difference again (an action the target does not append twice because
+            # it does not apply it once) — the step's own causes, not one of the probe's
+            return view.causes[0]
         cause = check_cause(v.invariant, v.message)
         if cause.transformation == "check":
             cause = view.missing_key_cause(v.message, _LazyAnswer(rejudge)) or cause
         if (cause.transformation == "check" and rejudge is not None and not view.probe
-                and not json_equal(view.before, view.target_before) and not rejudge(v.invariant)):
+                and not json_equal(view.before, view.target_before) and not rejudge(v.invariant, v.message)):
             return None  # on the model's state the target's reducer passes: an earlier cause
         return cause
     causes = view.causes
@@ -51,6 +68,41 @@ def violation_cause(view: StepView, v: Violation, rejudge: Rejudge | None = None
     if view.inherited_only:
         return None
     return check_cause(v.invariant, v.message)
+
+
+def violation_causes(view: StepView, v: Violation, rejudge: Rejudge | None = None) -> list[Cause]:
+    """Every cause `v` may witness: for a check that compares the states after the step, each
+    cause the step's own differences show (first by `PRIORITY`) — a louder cause does not hide
+    a quieter one on the same step —, else the one `violation_cause` gives."""
+    first = violation_cause(view, v, rejudge)
+    if first is None:
+        return []
+    causes = view.causes
+    return list(causes) if causes and first.id == causes[0].id else [first]
+
+
+#: Causes that are a note of the run, never a finding: cause id -> the pseudo-invariant the
+#: note is counted under (a `known` item: reported, not failing).
+NOTES: Final = {UNMODELLED.id: "FIDELITY-B"}
+#: What each note says in the report (engine/run.py's known items).
+NOTE_ISSUES: Final = {
+    "FIDELITY-B": "round-trip group B (types/test-cases/round-trips/KNOWN-FIDELITY-GAPS.md): a client with "
+                  "a runtime decoder drops the keys its types do not model",
+}
+
+
+def schema_modelled() -> Callable[[str, Any, tuple[Any, ...]], bool | None] | None:
+    """`StepView.modelled` from the spec folder the run's schema checks read ($AHP_SPEC_DIR, as
+    INV-007 does), or None without one."""
+    path = os.environ.get(ENV_VAR)
+    schema = state_schema(path) if path else None
+    return schema.modelled if schema is not None else None
+
+
+#: The summaries of the causes a producer names itself (`Violation.cause`).
+_EXPLICIT: Final = {
+    ("refuses-integral-float",): "the target refuses an integral float (`1.0`) for a number",
+}
 
 
 class _LazyAnswer:
@@ -72,11 +124,15 @@ def rejudger(
     """A `Rejudge` for one step: the probe re-run with the target's reducer (`reduce`) on the
     model's states before and after the step, as if the target had not diverged earlier."""
 
-    def still_fires(invariant: str) -> bool:
+    def still_fires(invariant: str, message: str) -> bool:
         if not isinstance(view.expected, dict):
             return True
         step = Step(view.kind, view.before, view.action, view.expected, now_ms, profile, **(context or {}))
-        return any(v.invariant == invariant for v in check_step(step, reducer=reduce, probes=True, only={invariant}))
+        shape = message_shape(message)
+        # the same way: a probe that raised on the target's own state and, on the model's, meets
+        # only the target's known representation loss again did not see a cause of its own
+        return any(v.invariant == invariant and message_shape(v.message) == shape
+                   for v in check_step(step, reducer=reduce, probes=True, only={invariant}))
 
     def answer() -> Any:
         """The target's reducer on its own state before the step (what a probe re-runs)."""

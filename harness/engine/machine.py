@@ -20,15 +20,16 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import PRIORITY, Cause, StepView, Witnesses
+from harness.corpus.cause import PRIORITY, Cause, StepView, Witnesses, apply_differences
 from harness.corpus.finding import TraceStep
-from harness.invariants.base import Violation
+from harness.invariants.base import Step, Violation
+from harness.invariants.registry import check_step
 from harness.reference import Model
 from harness.targets.base import Target
 
 from . import generation
 from .arms import GROUP, Arm, Lane
-from .causes import SEVERITY_RANK, rejudger, violation_cause
+from .causes import NOTES, SEVERITY_RANK, rejudger, schema_modelled, violation_causes
 from .control import RunControl
 from .probes import ProbeRations
 from .stepper import Stepper, StepResult
@@ -301,12 +302,15 @@ def judge_step(
     now_ms: int,
     context: dict[str, Any],
 ) -> tuple[Cause, Violation] | None:
-    """Sign each violation of a step with its root cause (harness/engine/causes.py) and count it
+    """Sign each violation of a step with its root causes (harness/engine/causes.py) and count it
     as a witness; the (cause, violation) to report — the first cause not yet reported, by
-    `PRIORITY`, its most severe violation — or None. Both lanes judge their steps here."""
+    `PRIORITY`, told by its most severe violation — or None. A cause already reported is
+    accepted for the rest of the run: a quieter cause on the same step still surfaces, with
+    the violation its own differences give (`isolated`). Both lanes judge their steps here."""
     kind = view.kind
     rejudge = rejudger(stepper.probe_reducer(), view, now_ms, stepper.profile, context)
     view.echo = None if view.probe else rejudge.echo  # type: ignore[attr-defined]
+    view.modelled = schema_modelled()
     by_cause: dict[str, tuple[Cause, list[Violation]]] = {}
     for v in result.violations:
         if v.severity == "known":
@@ -314,10 +318,11 @@ def judge_step(
             continue
         if (v.invariant, kind) in rec.suppressed:
             continue
-        cause = violation_cause(view, v, rejudge)
-        if cause is None:
-            continue  # a difference inherited from an earlier step: that step's cause
-        by_cause.setdefault(cause.id, (cause, []))[1].append(v)
+        for cause in violation_causes(view, v, rejudge):
+            if cause.id in NOTES:  # a fidelity class: one note for the run, not a finding
+                rec.on_known(Violation(NOTES[cause.id], "known", f"{cause.summary}: {v.message}"), kind)
+                continue
+            by_cause.setdefault(cause.id, (cause, []))[1].append(v)
     counting = rec.failure is None  # Hypothesis re-runs a failing example: count once
     raised: tuple[Cause, list[Violation]] | None = None
     for cid, (cause, found) in by_cause.items():
@@ -335,7 +340,22 @@ def judge_step(
     if raised is None:
         return None
     cause, found = raised
+    if len(by_cause) > 1 and not view.probe and view.differences(cause):
+        # told in its own words, by a check that fires on the step as it is (so a replay sees it)
+        fired = {v.invariant for v in found}
+        found = [v for v in isolated(stepper, view, cause, now_ms, context) if v.invariant in fired] or found
     return cause, min(found, key=lambda x: SEVERITY_RANK.get(x.severity, 9))
+
+
+def isolated(stepper: Stepper, view: StepView, cause: Cause, now_ms: int, context: dict[str, Any]) -> list[Violation]:
+    """The violations the step shows with only `cause`'s differences from the model's state
+    (the others accepted, as a baseline would): what tells that cause, in its own words."""
+    if not isinstance(view.expected, dict):
+        return []
+    after = apply_differences(view.expected, view.differences(cause))
+    step = Step(kind=view.kind, before=view.before, action=view.action, after=after, now_ms=now_ms,
+                profile=stepper.profile, reference_after=view.expected, **context)
+    return [v for v in check_step(step, probes=False) if v.severity != "known"]
 
 
 def group_trace(

@@ -2,9 +2,10 @@
 
 The trace goes through the same `Stepper` the fuzz engine uses, so the same checks judge it, with
 the cross-channel context a multi-channel run recorded on the failing step. A finding
-*reproduces* when its invariant fires again at some step of the trace — and, for a finding with a
-root cause (harness/corpus/cause.py), fires there as a witness of that same cause: an earlier step
-where the invariant fires for another cause is not the finding (the shrinker, which replays
+*reproduces* when its invariant fires again at some step of the trace — or, for a finding with a
+root cause (harness/corpus/cause.py), when any check fires there as a witness of that same cause
+(its own invariant preferred): an earlier step where the invariant fires for another cause is
+not the finding (the shrinker, which replays
 candidates, then keeps the cause it was asked to minimise). For a finding that is not itself
 `known`, the firing must be a failing one: a `known` firing (a listed upstream issue the
 reference shows too, a difference the target's baseline accepts) does not reproduce it.
@@ -24,7 +25,7 @@ from harness.invariants.base import Violation
 from harness.reference import Model, Profile
 from harness.targets.base import Target
 
-from .causes import rejudger, violation_cause
+from .causes import FAILURES, rejudger, schema_modelled, violation_causes
 from .stepper import Stepper
 
 
@@ -104,17 +105,25 @@ def replay(
                             result.expected, result.observed, probe=step.probe)
             rejudge = rejudger(stepper.probe_reducer(), view, step.now_ms, stepper.profile, step.cross_channel())
             view.echo = None if step.probe else rejudge.echo  # type: ignore[attr-defined]
-            for v in result.violations:
-                if not _reproduces(finding, v):
-                    continue
+            view.modelled = schema_modelled()
+            # the finding's own invariant first; with a cause, any invariant that witnesses it:
+            # the finding is its cause, and which check tells it first may differ on a replay
+            ordered = sorted(result.violations, key=lambda v: v.invariant != finding.invariant)
+            for v in ordered:
                 if want is None:
-                    match = v
-                    break
-                c = violation_cause(view, v, rejudge)
-                if c is not None and c.id == want:
+                    if _reproduces(finding, v):
+                        match = v
+                        break
+                    continue
+                if v.severity == "known" and finding.severity != "known":
+                    continue
+                cs = violation_causes(view, v, rejudge)
+                c = next((x for x in cs if x.id == want), None)
+                if c is not None:
                     match, cause = v, c
                     break
-                others.append((i, c))
+                if v.invariant == finding.invariant:
+                    others.append((i, cs[0] if cs else None))
             if match is not None:
                 hit, message = i, match.message
                 expected = result.expected
@@ -122,10 +131,11 @@ def replay(
                 if result.expected is not None and result.observed is not None:
                     diff = json_diff(result.expected, result.observed)
                 break
-            if result.observed is None:  # the target failed on this step: nothing further to run
-                break
+            if result.observed is None and any(v.invariant in FAILURES for v in result.violations):
+                break  # the target failed on this step: nothing further to run (an owed failure —
+                # a consequence of an earlier cause — is not one: the stepper re-synced, as in the run)
     finally:
-        session.close()
+        stepper.session.close()  # a resync may have replaced the session the replay opened
     return ReplayResult(hit is not None, hit, fired, diff, malformed, expected, observed, message, cause,
                         others if hit is None else [])
 

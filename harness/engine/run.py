@@ -53,6 +53,7 @@ from harness.spec.versions import KINDS
 from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
 from .arms import Bandit, arms_for, lanes_for
+from .causes import NOTE_ISSUES
 from .control import RunControl
 from .events import (
     CauseSeen,
@@ -175,7 +176,8 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         if first:
             inv = REGISTRY.get(v.invariant)
             accepted = config.baseline.entry_for(v.message) if config.baseline is not None else None
-            issue = f"accepted by baseline entry {accepted.id}" if accepted is not None else inv.known_issue if inv else None
+            issue = (f"accepted by baseline entry {accepted.id}" if accepted is not None
+                     else inv.known_issue if inv else NOTE_ISSUES.get(v.invariant))
             emit(KnownSeen(v.invariant, kind, v.message, issue, True))
 
     reported: dict[str, Finding] = {}  # cause id -> the finding reported for it (the first)
