@@ -393,7 +393,7 @@ _OUR_PREFIX: Final = re.compile(r"^target (?:raised on [^:]*|crashed|hung|refuse
 _ERROR_VARYING: Final = (
     (re.compile(r"\b[a-zA-Z]+/[a-zA-Z]+\b"), "T"),  # action types
     (re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\''),
-     lambda m: m.group(0) if re.fullmatch(r".[A-Za-z_$][\w$]{0,31}.", m.group(0)) else "S"),
+     lambda m: m.group(0) if re.fullmatch(r".[A-Za-z_$][A-Za-z_$]{0,31}.", m.group(0)) else "S"),  # a name, not an id
     (re.compile(r"\b[A-Za-z_]\w*(?:(?:\.[A-Za-z_$][\w$]*)|(?:\[-?\d*\]))+"), "P"),  # paths, Type.field
     (re.compile(r"\b0x[0-9a-fA-F]+\b|-?\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "N"),  # numbers
     (re.compile(r"\s+"), " "),
@@ -447,6 +447,11 @@ def _path_class(text: str) -> str:
     return text[2:] if text.startswith("$.") else text.lstrip("$") or "<root>"
 
 
+def _key_of_text(path_class: str) -> str:
+    """`key_name` of a path class written as text (`activeTurn._meta` -> `_meta`, `a.turns[]` -> `turns[]`)."""
+    return re.split(r"\.(?![^\[]*\])", path_class)[-1] or path_class
+
+
 def message_presence(message: str) -> Cause | None:
     """The presence cause a message names, when every value pair it shows (one per
     `;`-separated part) has a value on one side only: an empty value against `<absent>`
@@ -461,7 +466,7 @@ def message_presence(message: str) -> Cause | None:
             one = _ONE_SIDED.search(part)
             if one is None or (one.group(2) == "<absent>") == (one.group(3) == "<absent>"):
                 return None
-            where = _path_class(one.group(1))
+            where = _key_of_text(_path_class(one.group(1)))  # by name, as `classify` keys it
             pairs.append(("dropped" if one.group(3) == "<absent>" else "added", where))
             continue
         pairs.append(m.groups())
@@ -487,7 +492,12 @@ def _stale(view: StepView, p: tuple[Any, ...], b: Any) -> bool:
 def apply_differences(base: Any, diffs: list[tuple[Any, Any, Any]]) -> Any:
     """`base` (the model's state) with each (path, _, target value) difference written in — an
     absent target value removes the key —, copied only along the changed paths."""
-    for p, _, b in diffs:
+    def order(d: tuple[Any, Any, Any]) -> tuple[Any, ...]:
+        return tuple((0, x) if isinstance(x, int) else (1, str(x)) for x in d[0])
+
+    writes = [d for d in diffs if d[2] is not ABSENT]
+    removals = sorted((d for d in diffs if d[2] is ABSENT), key=order, reverse=True)  # last item first
+    for p, _, b in [*writes, *removals]:
         base = _put(base, tuple(p), b)
     return base
 

@@ -189,8 +189,7 @@ class Stepper:
             v = target_failure(e, malformed=False)
             if v is not None and self._owed(e, action, now_ms):
                 v = None  # on the model's state the target passes: a consequence of an earlier cause
-            if expected is not None and not self.target_is_model:
-                self._resync(expected)  # the failure owns the difference it leaves
+            # neither state moves (the model's `reference` stays too): the next step starts where both stood
             return StepResult(self._accepted(action, [v] if v else []), False, expected, None, str(e))
         assert expected is not None
         raw = observed
@@ -311,8 +310,8 @@ class Stepper:
             # a known type with a payload of any shape, or no string `type` at all (`{"type":
             # 42}`), or another family's action whose payload its own schema rejects (`{"type":
             # "terminal/claimed"}` to a session): a schema-invalid payload, for which an error
-            # reply is an acceptable answer
-            return self._probe_malformed(before, action, now_ms)
+            # reply is an acceptable answer (but for refusing an integral float: `_only_floats`)
+            return self._probe_malformed(before, action, now_ms, floats=True)
         if self.target_is_model:
             observed = self.model.reduce(self.kind, before, action, now_ms)
         else:
@@ -343,7 +342,7 @@ class Stepper:
             self.target.reduce(self.kind, before, action, now_ms)
         except TargetError as e:
             v = target_failure(e, malformed=True)
-            if v is None and floats and self._only_floats(action, now_ms) and not self._owed(e, action, now_ms):
+            if v is None and floats and self._only_floats(before, action, now_ms):
                 v = refuses_integral_float(e, action)
             return StepResult(self._accepted(action, [v] if v else []), True, None, before, str(e))
         return StepResult([], True, None, before)
@@ -366,8 +365,9 @@ class Stepper:
         owner = self.model.owner(action)
         return owner is not None and owner != self.kind and self.model.wire_problem(owner, action) is not None
 
-    def _only_floats(self, action: Any, now_ms: int) -> bool:
-        """`action` is a valid step once its integral floats are integers."""
+    def _only_floats(self, before: State, action: Any, now_ms: int) -> bool:
+        """`action` is a valid step once its integral floats are integers, and the target, which
+        refused it, accepts that integer form on the same state: the floats are what it refused."""
         if not interop.integral_floats(action):
             return False
         whole = interop.as_integers(action)
@@ -375,7 +375,8 @@ class Stepper:
             return False
         try:
             self.model.reduce(self.kind, self.reference, whole, now_ms)
-        except MalformedAction:
+            self.target.reduce(self.kind, before, whole, now_ms)
+        except (MalformedAction, TargetError):
             return False
         return True
 
