@@ -164,3 +164,13 @@ def test_a_step_that_changed_only_the_accepted_quirk_stays_an_identity_no_op() -
     changed = {"activeTurn": {"id": "t2", "responseParts": [{"kind": "toolCall", "toolCall": {"status": "auth-required"}}]}}
     out = b.normalise({**before, "activeTurn": {**before["activeTurn"], "id": "t2"}}, changed, before)
     assert out is not before and out["activeTurn"]["responseParts"][0] is part
+
+
+def test_an_object_of_nulls_is_the_empty_object_an_absent_equals_entry_accepts() -> None:
+    # `null` is absent (docs/profiles.md decision 4): `{"vscode.id": null}` is an empty `_meta`, and
+    # an encoder that drops empty objects drops it too (seen with the strict imitation and a baseline)
+    b = parse_baseline(doc({"id": "objects", "reason": "r", "normalise": {"absentEquals": {}, "paths": ["**"]}}))
+    expected = {"usage": {"_meta": {"vscode.id": None}, "inputTokens": 3}}
+    assert b.normalise(expected, {"usage": {"inputTokens": 3}}) == expected
+    kept = {"usage": {"_meta": {"vscode.id": 1}, "inputTokens": 3}}  # a value: not empty, not accepted
+    assert b.normalise(kept, {"usage": {"inputTokens": 3}}) == {"usage": {"inputTokens": 3}}

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from harness.corpus.baseline import Baseline, load_baseline
 from harness.corpus.cause import StepView, apply_differences, check_cause, classify
 from harness.diff import ABSENT, diff_paths
 from harness.engine.causes import rejudger, violation_cause, violation_causes
@@ -446,18 +447,35 @@ THREE = [sys.executable, str(ROOT / "tests" / "three_cause_adapter.py"), "--caus
 SEEDED = {("int-wrap", "32"), ("unapplied", "chat/usage"), ("dropped-empty",)}
 
 
-def _three_cause_run(seed: int, kinds: tuple[str, ...], chunks: int) -> tuple[tuple[tuple[str, ...], str, bool], ...]:
+def _three_cause_run(seed: int, kinds: tuple[str, ...], chunks: int,
+                     baseline: Baseline | None = None) -> tuple[tuple[tuple[str, ...], str, bool], ...]:
     """(cause key, invariant, replays) of each finding of a seeded run (fixed chunks, no clock)."""
     target = AdapterTarget(THREE, profile=P, timeout_s=30.0)
     try:
         config = RunConfig(target=target, target_spec="three-cause strict", target_is_model=False, profile=P,
                            seed=seed, budget_s=None, max_chunks=chunks, chunk_examples=8, max_steps=10, kinds=kinds,
-                           probe_every=25, profiles=(P,), heartbeat_s=0)
+                           probe_every=25, profiles=(P,), heartbeat_s=0, baseline=baseline)
         summary = run_campaign(config, EventBus())
-        return tuple((tuple(f.cause["key"]) if f.cause else (), f.invariant, replay(f, target).reproduced)
+        return tuple((tuple(f.cause["key"]) if f.cause else (), f.invariant,
+                      replay(f, target, baseline=baseline).reproduced)
                      for f in summary.findings)
     finally:
         target.close()
+
+
+@pytest.mark.parametrize(("seed", "chunks"), [(3, 5), (1, 6)], ids=["chat-3", "chat-1"])
+def test_with_the_encoder_loss_accepted_the_strict_imitation_shows_the_two_other_causes(seed: int, chunks: int) -> None:
+    # bench/three_cause_encoder.baseline.json accepts the dropped empties: what is left is the wrap
+    # and the ignored chat/usage — not the strict decoder's refusals, not the baseline's own
+    # reading of an emptied state seen as a change (a re-synced target is read as the baseline
+    # reads it), not a change the ignored action left half-written taken for a loss
+    base = load_baseline(ROOT / "bench" / "three_cause_encoder.baseline.json")
+    found = _three_cause_run(seed, ("chat",), chunks, base)
+    keys = [k for k, _, _ in found]
+    assert len(keys) == len(set(keys))
+    assert set(keys) <= SEEDED - {("dropped-empty",)}, keys
+    assert ("unapplied", "chat/usage") in keys
+    assert all(replays for _, _, replays in found)
 
 
 @pytest.mark.parametrize(("seed", "kinds", "chunks"),
@@ -590,3 +608,20 @@ def test_after_a_target_error_target_and_model_stand_on_the_same_state() -> None
     result = s.step({"type": "chat/activityChanged", "activity": "thinking"}, 20)
     assert _found(result) == []
     assert json_equal(s.state, s.reference)
+
+
+def test_an_ignored_action_is_not_taken_for_the_loss_of_an_empty_value_it_would_have_written() -> None:
+    # chat/usage replaces `usage` with `{"_meta": {"": ""}}`; the target ignores it and keeps its
+    # old usage: `usage._meta.""` is missing on the target, but not because it lost an empty
+    # string — it never wrote it. Its echo (a no-op on the model's state) keeps the empty string,
+    # so the step is the ignored action, as the other leaves say.
+    old = {"activeTurn": {"id": "t2", "usage": {"inputTokens": 4669, "_meta": {}}}, "status": 8}
+    new = {"activeTurn": {"id": "t2", "usage": {"_meta": {"": ""}}}, "status": 8}
+    view = StepView("chat", {"type": "chat/usage", "turnId": "t2", "usage": {"_meta": {"": ""}}},
+                    old, old, new, old)
+    view.echo = lambda: new
+    assert [c.key for c in view.causes] == [("unapplied", "chat/usage")]
+    lossy = StepView("chat", {"type": "chat/usage", "turnId": "t2", "usage": {"_meta": {"": ""}}},
+                     old, old, new, old)
+    lossy.echo = lambda: {"activeTurn": {"id": "t2", "usage": {"_meta": {}}}, "status": 8}  # it cannot hold ""
+    assert ("dropped-empty",) in [c.key for c in lossy.causes]

@@ -66,6 +66,8 @@ def _member(value: Any) -> str | None:
         return "null"
     if isinstance(value, str | list | dict) and not value:
         return {str: '""', list: "[]", dict: "{}"}[type(value)]
+    if isinstance(value, dict) and all(v is None for v in value.values()):
+        return "{}"  # an object of nulls is empty: `null` is absent (docs/profiles.md decision 4)
     return None
 
 

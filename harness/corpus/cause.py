@@ -313,18 +313,23 @@ class StepView:
     def _classify(self, d: tuple[Any, Any, Any]) -> Cause:
         p, a, b = d
         c = self._unmodelled(classify(p, a, b, self.type), p)
-        if c.transformation not in _CONTEXT_FREE and not self.probe and _differs(at_path(self.before, p), a):
-            dup = self._duplicate_id(p)
-            if dup is not None:
-                return dup  # the model changed it; the target changed another namesake, or none
-        if c.transformation == "added-empty" and not self.probe and _stale(self, p, b):
+        if self.probe:
+            return c
+        if c.transformation == "added-empty" and _stale(self, p, b):
             # the model removed an empty value the target still holds, unreported: an encoder
             # that drops empty values cannot say that it went away
             return classify(p, b, ABSENT, self.type)
-        if c.transformation in _CONTEXT_FREE or self.probe:
-            return c
-        if _differs(at_path(self.before, p), a) and not _differs(at_path(self.target_before, p), b):
+        changed = _differs(at_path(self.before, p), a)
+        echo_tells = self.echo is not None or c.transformation != "dropped-empty"  # else: the loss, as it looks
+        if changed and echo_tells and c.transformation != "int-wrap" and _loosely_equal(at_path(self.target_before, p), b):
+            # the model changed it and the target left it as it was (an empty value and none
+            # alike: an encoder may drop one): the action, unless the target's echo shows it
+            # cannot hold the value (`_representation_losses`)
             return Cause(("unapplied", self.type), "")
+        if c.transformation not in _CONTEXT_FREE and changed:
+            dup = self._duplicate_id(p)
+            if dup is not None:
+                return dup  # the model changed it; the target changed another namesake, or none
         return c
 
 
@@ -585,6 +590,14 @@ def _identifiers(item: Any, name: str | None = None) -> set[tuple[str, str]]:
         elif isinstance(v, dict) and name is None:
             out |= _identifiers(v, k)
     return out
+
+
+def _loosely_equal(x: Any, y: Any) -> bool:
+    """Equal, or both empty: absent, `null`, `[]`, `{}`, `""` or an object of `null`s."""
+    def empty(v: Any) -> bool:
+        return v is ABSENT or v is None or any(_same(v, e) for e in _EMPTIES) or _null_object(v)
+
+    return (empty(x) and empty(y)) or not _differs(x, y)
 
 
 def _null_object(v: Any) -> bool:

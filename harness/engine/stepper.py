@@ -245,9 +245,13 @@ class Stepper:
             self.session.close()
         try:
             self.session = self.target.session(self.kind, state)
-            self.state = self.session.read()
+            read = self.session.read()
         except TargetError:
             self.state = state  # the next step meets the target's failure again
+            return
+        # as the baseline reads the target (an accepted encoder loss is no difference), like
+        # every state a step observes
+        self.state = self._normalised(state, read, state) if self.baseline is not None else read
     def _accepted(
         self, action: Any, violations: list[Violation], expected: Any = None, observed: Any = None
     ) -> list[Violation]:
