@@ -625,3 +625,18 @@ def test_an_ignored_action_is_not_taken_for_the_loss_of_an_empty_value_it_would_
                      old, old, new, old)
     lossy.echo = lambda: {"activeTurn": {"id": "t2", "usage": {"_meta": {}}}, "status": 8}  # it cannot hold ""
     assert ("dropped-empty",) in [c.key for c in lossy.causes]
+
+
+def test_a_kept_empty_value_is_the_ignored_action_when_the_target_can_hold_it() -> None:
+    # the model removes `usage._meta.""` (chat/usage replaces the usage); the target keeps it.
+    # An encoder that cannot send the removal of an empty value would show the same — unless the
+    # target, echoing its own state, keeps the value: then it holds it, and ignored the action.
+    before = {"activeTurn": {"id": "t2", "usage": {"_meta": {"": ""}}}, "status": 8}
+    after = {"activeTurn": {"id": "t2", "usage": {"_meta": {}}}, "status": 8}
+    action = {"type": "chat/usage", "turnId": "t2", "usage": {"_meta": {}}}
+    holds = StepView("chat", action, before, before, after, before)
+    holds.echo, holds.echo_on = (lambda: after), (lambda s: s)
+    assert [c.key for c in holds.causes] == [("unapplied", "chat/usage")]
+    cannot = StepView("chat", action, before, before, after, before)
+    cannot.echo, cannot.echo_on = (lambda: after), (lambda s: {"activeTurn": {"id": "t2", "usage": {}}, "status": 8})
+    assert [c.key for c in cannot.causes] == [("dropped-empty",)]

@@ -152,6 +152,8 @@ class StepView:
     #: None: no schema to ask). A dropped key it does not declare is the typed-decoder fidelity
     #: class (`UNMODELLED`), not a divergence of its own.
     modelled: Callable[[str, Any, tuple[Any, ...]], bool | None] | None = None
+    #: The target's answer to a no-op on a given state (None: not available).
+    echo_on: Callable[[Any], Any] | None = None
 
     @property
     def type(self) -> str:
@@ -285,6 +287,14 @@ class StepView:
         fresh, differ = self._diffs
         return differ and not fresh
 
+    def _holds(self, p: tuple[Any, ...]) -> bool:
+        """The target, echoing its own state before the step (a no-op on it), keeps a value at
+        `p`: its representation can hold it (False when that cannot be asked)."""
+        if self.echo_on is None:
+            return False
+        echo = self.echo_on(self.target_before)
+        return isinstance(echo, dict) and at_path(echo, p) is not ABSENT
+
     def _unmodelled(self, c: Cause, p: tuple[Any, ...]) -> Cause:
         """`c`, or the fidelity class when `c` drops a key the schema does not model there."""
         if c.transformation == "dropped" and self.modelled is not None and self.modelled(self.kind, self.expected, p) is False:
@@ -315,9 +325,10 @@ class StepView:
         c = self._unmodelled(classify(p, a, b, self.type), p)
         if self.probe:
             return c
-        if c.transformation == "added-empty" and _stale(self, p, b):
+        if c.transformation == "added-empty" and _stale(self, p, b) and not self._holds(p):
             # the model removed an empty value the target still holds, unreported: an encoder
-            # that drops empty values cannot say that it went away
+            # that drops empty values cannot say that it went away (unless the target, asked to
+            # echo its own state, keeps that value: then it ignored the action — below)
             return classify(p, b, ABSENT, self.type)
         changed = _differs(at_path(self.before, p), a)
         echo_tells = self.echo is not None or c.transformation != "dropped-empty"  # else: the loss, as it looks

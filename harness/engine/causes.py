@@ -149,6 +149,14 @@ def rejudger(
         except (TargetError, ValueError, KeyError, TypeError):
             return None
 
+    def echo_on(state: Any) -> Any:
+        """The target's answer to a no-op on `state`: what its representation keeps of it."""
+        try:
+            return reduce(view.kind, fresh(state), {"type": ECHO_TYPE}, now_ms)
+        except (TargetError, ValueError, KeyError, TypeError):
+            return None
+
     still_fires.answer = answer  # type: ignore[attr-defined]
     still_fires.echo = echo  # type: ignore[attr-defined]
+    still_fires.echo_on = echo_on  # type: ignore[attr-defined]
     return still_fires

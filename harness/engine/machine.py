@@ -310,6 +310,7 @@ def judge_step(
     kind = view.kind
     rejudge = rejudger(stepper.probe_reducer(), view, now_ms, stepper.profile, context)
     view.echo = None if view.probe else rejudge.echo  # type: ignore[attr-defined]
+    view.echo_on = None if view.probe else rejudge.echo_on  # type: ignore[attr-defined]
     view.modelled = schema_modelled()
     by_cause: dict[str, tuple[Cause, list[Violation]]] = {}
     for v in result.violations:

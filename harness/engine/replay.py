@@ -105,6 +105,7 @@ def replay(
                             result.expected, result.observed, probe=step.probe)
             rejudge = rejudger(stepper.probe_reducer(), view, step.now_ms, stepper.profile, step.cross_channel())
             view.echo = None if step.probe else rejudge.echo  # type: ignore[attr-defined]
+            view.echo_on = None if step.probe else rejudge.echo_on  # type: ignore[attr-defined]
             view.modelled = schema_modelled()
             # the finding's own invariant first; with a cause, any invariant that witnesses it:
             # the finding is its cause, and which check tells it first may differ on a replay
