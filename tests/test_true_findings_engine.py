@@ -640,3 +640,30 @@ def test_a_kept_empty_value_is_the_ignored_action_when_the_target_can_hold_it() 
     cannot = StepView("chat", action, before, before, after, before)
     cannot.echo, cannot.echo_on = (lambda: after), (lambda s: {"activeTurn": {"id": "t2", "usage": {}}, "status": 8})
     assert [c.key for c in cannot.causes] == [("dropped-empty",)]
+
+
+def _two_calls(status_a: str, status_b: str) -> dict[str, Any]:
+    part = lambda s: {"kind": "toolCall", "toolCall": {"toolCallId": "tc1", "toolName": "bash", "status": s}}  # noqa: E731
+    return {"activeTurn": {"id": "t1", "responseParts": [part(status_a), part(status_b)]}, "status": 8}
+
+
+@pytest.mark.parametrize("atype", ["chat/toolCallReady", "chat/toolCallComplete"])
+def test_namesakes_updated_otherwise_are_one_cause_whatever_the_action(atype: str) -> None:
+    # upstream updates every tool call of a `toolCallId` (REDUCERS.md "tool-call update"); a client
+    # that updates the first only leaves the second as it was: one cause, not one per action type —
+    # and not "the action is not applied", which the first tool call shows it is
+    before = _two_calls("streaming", "streaming")
+    model, target = _two_calls("running", "running"), _two_calls("running", "streaming")
+    view = StepView("chat", {"type": atype, "turnId": "t1", "toolCallId": "tc1"}, before, before, model, target)
+    view.echo = lambda: model
+    assert [c.key for c in view.causes] == [("duplicate-id",)]
+
+
+def test_a_shared_reference_is_no_namesake() -> None:
+    # two input requests naming one turn (`turnId`) are two objects, not namesakes
+    item = lambda i, s: {"id": i, "turnId": "t1", "kind": "chatInput", "state": s}  # noqa: E731
+    before = {"inputNeeded": [item("in1", "a"), item("in2", "a")]}
+    model = {"inputNeeded": [item("in1", "a"), item("in2", "b")]}
+    view = StepView("session", {"type": "session/inputNeededSet"}, before, before, model, before)
+    view.echo = lambda: model
+    assert [c.key for c in view.causes] == [("unapplied", "session/inputNeededSet")]

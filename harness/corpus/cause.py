@@ -331,16 +331,16 @@ class StepView:
             # echo its own state, keeps that value: then it ignored the action — below)
             return classify(p, b, ABSENT, self.type)
         changed = _differs(at_path(self.before, p), a)
+        if c.transformation not in _CONTEXT_FREE and changed:
+            dup = self._duplicate_id(p)
+            if dup is not None:
+                return dup  # the model changed it; the target changed another namesake, or none
         echo_tells = self.echo is not None or c.transformation != "dropped-empty"  # else: the loss, as it looks
         if changed and echo_tells and c.transformation != "int-wrap" and _loosely_equal(at_path(self.target_before, p), b):
             # the model changed it and the target left it as it was (an empty value and none
             # alike: an encoder may drop one): the action, unless the target's echo shows it
             # cannot hold the value (`_representation_losses`)
             return Cause(("unapplied", self.type), "")
-        if c.transformation not in _CONTEXT_FREE and changed:
-            dup = self._duplicate_id(p)
-            if dup is not None:
-                return dup  # the model changed it; the target changed another namesake, or none
         return c
 
 

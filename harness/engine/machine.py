@@ -23,7 +23,7 @@ from harness.corpus.baseline import Baseline
 from harness.corpus.cause import PRIORITY, Cause, StepView, Witnesses, apply_differences
 from harness.corpus.finding import TraceStep
 from harness.invariants.base import Step, Violation
-from harness.invariants.registry import check_step
+from harness.invariants.registry import REGISTRY, check_step
 from harness.reference import Model
 from harness.targets.base import Target
 
@@ -345,7 +345,14 @@ def judge_step(
         # told in its own words, by a check that fires on the step as it is (so a replay sees it)
         fired = {v.invariant for v in found}
         found = [v for v in isolated(stepper, view, cause, now_ms, context) if v.invariant in fired] or found
-    return cause, min(found, key=lambda x: SEVERITY_RANK.get(x.severity, 9))
+    # the most severe; of equals, a check of the step itself before a probe's (a probe re-runs
+    # the target's reducer: the step's own check is the direct evidence)
+    return cause, min(found, key=lambda x: (SEVERITY_RANK.get(x.severity, 9), _is_probe(x.invariant)))
+
+
+def _is_probe(invariant: str) -> bool:
+    inv = REGISTRY.get(invariant)
+    return inv is not None and inv.probe
 
 
 def isolated(stepper: Stepper, view: StepView, cause: Cause, now_ms: int, context: dict[str, Any]) -> list[Violation]:

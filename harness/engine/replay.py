@@ -2,10 +2,10 @@
 
 The trace goes through the same `Stepper` the fuzz engine uses, so the same checks judge it, with
 the cross-channel context a multi-channel run recorded on the failing step. A finding
-*reproduces* when its invariant fires again at some step of the trace — or, for a finding with a
-root cause (harness/corpus/cause.py), when any check fires there as a witness of that same cause
-(its own invariant preferred): an earlier step where the invariant fires for another cause is
-not the finding (the shrinker, which replays
+*reproduces* when its invariant fires again at some step of the trace — and, for a finding with a
+root cause (harness/corpus/cause.py), fires there as a witness of that same cause (one of the
+step's causes: a louder one on the same step does not hide it): an earlier step where the
+invariant fires for another cause is not the finding (the shrinker, which replays
 candidates, then keeps the cause it was asked to minimise). For a finding that is not itself
 `known`, the firing must be a failing one: a `known` firing (a listed upstream issue the
 reference shows too, a difference the target's baseline accepts) does not reproduce it.
@@ -107,24 +107,18 @@ def replay(
             view.echo = None if step.probe else rejudge.echo  # type: ignore[attr-defined]
             view.echo_on = None if step.probe else rejudge.echo_on  # type: ignore[attr-defined]
             view.modelled = schema_modelled()
-            # the finding's own invariant first; with a cause, any invariant that witnesses it:
-            # the finding is its cause, and which check tells it first may differ on a replay
-            ordered = sorted(result.violations, key=lambda v: v.invariant != finding.invariant)
-            for v in ordered:
+            for v in result.violations:
+                if not _reproduces(finding, v):
+                    continue
                 if want is None:
-                    if _reproduces(finding, v):
-                        match = v
-                        break
-                    continue
-                if v.severity == "known" and finding.severity != "known":
-                    continue
-                cs = violation_causes(view, v, rejudge)
+                    match = v
+                    break
+                cs = violation_causes(view, v, rejudge)  # any of the step's causes it witnesses
                 c = next((x for x in cs if x.id == want), None)
                 if c is not None:
                     match, cause = v, c
                     break
-                if v.invariant == finding.invariant:
-                    others.append((i, cs[0] if cs else None))
+                others.append((i, cs[0] if cs else None))
             if match is not None:
                 hit, message = i, match.message
                 expected = result.expected
