@@ -37,7 +37,7 @@ from typing import Any, Final
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
-from harness.corpus.cause import StepView
+from harness.causes import StepView
 from harness.corpus.finding import TraceStep
 from harness.invariants._json import COPY_STATS
 from harness.reference import MalformedAction, Model

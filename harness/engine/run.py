@@ -38,8 +38,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
+from harness.causes import NOTE_ISSUES, Cause, Witnesses, cause_json
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import Cause, Witnesses, cause_json
 from harness.corpus.finding import Finding
 from harness.engine.replay import replay
 from harness.errors import RunStopped
@@ -53,7 +53,6 @@ from harness.spec.versions import KINDS
 from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
 from .arms import Bandit, arms_for, lanes_for
-from .causes import NOTE_ISSUES
 from .control import RunControl
 from .events import (
     CauseSeen,
@@ -114,7 +113,7 @@ class RunConfig:
     #: required-field table applies either way.
     schema: Callable[[Any], str | None] | None = None
     baseline: Baseline | None = None  # the target's accepted differences (docs/baselines.md)
-    cause_cap: int = 1  # findings reported per root cause (harness.corpus.cause)
+    cause_cap: int = 1  # findings reported per root cause (harness.causes)
     #: The schema-derived switches recorded in every finding (harness/spec/verdict.py); None:
     #: what this process's checks use ($AHP_SPEC_DIR for the published-schema checks).
     verdict: VerdictSwitches | None = None
