@@ -51,8 +51,9 @@ sys.path.insert(0, str(ROOT))
 
 from harness.engine import generation  # noqa: E402
 from harness.engine.arms import GROUP, arms_for, lanes_for  # noqa: E402
+from harness.engine.chunks import chunk_seed  # noqa: E402
 from harness.engine.events import EventBus  # noqa: E402
-from harness.engine.run import DEFAULT_KINDS, RunConfig, chunk_seed, run_campaign  # noqa: E402
+from harness.engine.run import DEFAULT_KINDS, RunConfig, run_campaign  # noqa: E402
 from harness.reference import MalformedAction, Profile  # noqa: E402
 from harness.targets.base import open_target  # noqa: E402
 from harness.targets.reference import ReferenceTarget  # noqa: E402

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
+from harness.causes import Cause, StepView, Witnesses, cause_json, rejudger, violation_cause
 from harness.corpus.baseline import BaselineError, parse_baseline
-from harness.corpus.cause import Cause, StepView, Witnesses, cause_json
 from harness.corpus.finding import Finding, TraceStep, load_finding
-from harness.engine.causes import rejudger, violation_cause
 from harness.engine.events import EventBus, KnownSeen
 from harness.engine.replay import replay
 from harness.engine.run import RunConfig, run_campaign

@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 
-from harness.corpus.cause import StepView, check_cause, message_shape
+from harness.causes import StepView, check_cause, message_shape, violation_cause
 from harness.corpus.finding import Finding, TraceStep
 from harness.corpus.load import load_finding
 from harness.corpus.store import CorpusStore
-from harness.engine.causes import violation_cause
 from harness.engine.events import CauseSeen, EventBus, FindingFound, RunFinished
 from harness.engine.replay import replay
 from harness.engine.run import RunConfig, run_campaign
@@ -396,7 +395,7 @@ def test_a_key_the_targets_representation_drops_is_not_an_unapplied_action() -> 
 def test_a_wrap_a_probe_reports_in_words_is_the_wrap_cause() -> None:
     # A 90 s run with the encoder baseline filed the status wrap twice: once from the state
     # difference, once from a probe that only says "changed status X → Y" (a `check` cause).
-    from harness.corpus.cause import classify
+    from harness.causes import classify
 
     wrap = classify(("status",), 2147483714, 2147483714 - (1 << 32), "chat/delta")
     probe = check_cause("INV-015.strict-probe", 'probe: a late chat/toolCallComplete for turn "t" changed '

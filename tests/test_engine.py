@@ -169,9 +169,9 @@ def test_a_group_finding_is_the_failing_channels_trace_and_replays_alone() -> No
     from hypothesis import HealthCheck, Phase, seed, settings
     from hypothesis.stateful import run_state_machine_as_test
 
+    from harness.engine.chunks import _finding_from
     from harness.engine.generation import pinned_constants
     from harness.engine.machine import FindingFailure, MachineConfig, Recorder, build_machine
-    from harness.engine.run import _finding_from
 
     broken = ReferenceTarget(P, model=mutants.chat_directory_set_on_absent_is_noop(P))
     model = Model(P, check_payloads=True)

@@ -21,12 +21,7 @@ HARNESS = ROOT / "harness"
 
 #: Circles that exist outside what issue 16 item 10 restructured, each listed so a new one still
 #: fails the test: the modules of one circle, sorted. Remove an entry when its circle is undone.
-KNOWN_CYCLES: set[tuple[str, ...]] = {
-    # The run loop hands a fast-lane run to `fast.run_fast` (lazily), and the fast lane takes the
-    # run loop's `chunk_seed`, `_SessionFailed` and `report_failure` (lazily): the shared
-    # bookkeeping wants a module of its own (left for a later change; not part of issue 16).
-    ("harness.engine.fast", "harness.engine.run"),
-}
+KNOWN_CYCLES: set[tuple[str, ...]] = set()
 
 
 def _modules(root: Path) -> dict[str, Path]:

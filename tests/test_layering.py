@@ -10,7 +10,13 @@
 * nothing under `harness/engine/` imports `harness.live` (the live half sits above the engine:
   it drives the engine's run loop and events, targets, invariants and the corpus; the engine
   never reaches up into it), and nothing under `harness/live/` imports `harness.report` (like
-  the engine, it emits events that reporters subscribe to).
+  the engine, it emits events that reporters subscribe to);
+* nothing under `harness/causes/` imports `harness.engine`, `harness.live` or `harness.report`
+  (the cause model sits between the engine and the invariants: it reads the invariants,
+  `harness.targets.base`, `harness.spec` and `harness.diff`; the engine signs with it, never the
+  reverse; `harness.cli` is out of reach as for every layer), and nothing under
+  `harness/corpus/` imports `harness.causes` (findings are data: a finding holds its cause as
+  JSON, the room that makes causes writes it there).
 
 Imports inside functions count the same as top-level ones. A violation names the file, the line
 and the import.
@@ -33,6 +39,10 @@ RULES: list[tuple[str, str, str]] = [
     ("harness", "harness.cli", "only the command line wires the layers; nothing imports it"),
     ("harness.engine", "harness.live", "the live half sits above the engine; the engine never imports it"),
     ("harness.live", "harness.report", "the live machine emits events; it never imports a reporter"),
+    ("harness.causes", "harness.engine", "the cause model sits below the engine; the engine signs with it"),
+    ("harness.causes", "harness.live", "the cause model sits below the live half; it never imports it"),
+    ("harness.causes", "harness.report", "the cause model never imports a reporter"),
+    ("harness.corpus", "harness.causes", "the corpus holds causes as data; it never imports the cause model"),
 ]
 #: Modules a rule does not apply to: the command line itself, and `harness/pytest_plugin.py`, a
 #: top-level wiring entry like the CLI (it may import whatever it needs).
@@ -108,6 +118,9 @@ def test_the_rule_catches_a_violation_and_names_file_and_import(tmp_path: Path) 
     (engine / "up.py").write_text("from harness.live.machine import run_live\n")
     (fake_root / "harness" / "live").mkdir()
     (fake_root / "harness" / "live" / "out.py").write_text("from ..report import writers\n")
+    (fake_root / "harness" / "causes").mkdir()
+    (fake_root / "harness" / "causes" / "down.py").write_text("from harness.engine.stepper import Stepper\n")
+    (fake_root / "harness" / "corpus" / "data.py").write_text("from ..causes import Cause\n")
     (fake_root / "harness" / "targets").mkdir()
     (fake_root / "harness" / "targets" / "up.py").write_text("from harness import cli\n")
     (fake_root / "harness" / "pytest_plugin.py").write_text(
@@ -119,6 +132,8 @@ def test_the_rule_catches_a_violation_and_names_file_and_import(tmp_path: Path) 
     assert any("harness/targets/up.py:1: imports harness.cli" in v for v in found), found
     assert any("harness/engine/up.py:1: imports harness.live.machine" in v for v in found), found
     assert any("harness/live/out.py:1: imports harness.report" in v for v in found), found
+    assert any("harness/causes/down.py:1: imports harness.engine.stepper" in v for v in found), found
+    assert any("harness/corpus/data.py:1: imports harness.causes" in v for v in found), found
     assert not any("pytest_plugin" in v for v in found), found  # a wiring entry may import layers
 
 

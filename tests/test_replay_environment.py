@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.engine.run import RunConfig, _switches
+from harness.engine.chunks import _switches
+from harness.engine.run import RunConfig
 from harness.reference import Profile
 from harness.spec.specdir import ENV_VAR, SpecDir
 from harness.spec.verdict import OFF, VerdictSwitches, checks_off

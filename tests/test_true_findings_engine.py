@@ -1,5 +1,5 @@
 """Findings must be true, engine side: the valid lane holds only values every implementation reads
-alike (harness/spec/interop.py), a cause is what the target did, not where (harness/corpus/cause.py),
+alike (harness/spec/interop.py), a cause is what the target did, not where (harness/causes/),
 a found cause does not hide a second one on the same step (machine.judge_step), a divergence owns
 its consequences (Stepper._resync), and the typed-decoder fidelity class is a note, not a finding.
 
@@ -15,10 +15,17 @@ from typing import Any
 
 import pytest
 
+from harness.causes import (
+    StepView,
+    apply_differences,
+    check_cause,
+    classify,
+    rejudger,
+    violation_cause,
+    violation_causes,
+)
 from harness.corpus.baseline import Baseline, load_baseline
-from harness.corpus.cause import StepView, apply_differences, check_cause, classify
 from harness.diff import ABSENT, diff_paths
-from harness.engine.causes import rejudger, violation_cause, violation_causes
 from harness.engine.events import EventBus
 from harness.engine.machine import Recorder, judge_step
 from harness.engine.replay import replay

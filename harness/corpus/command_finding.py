@@ -66,7 +66,7 @@ class CommandFinding:
     seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     kind: str = KIND
-    #: Root causes sign state differences (harness/corpus/cause.py); a command finding has none
+    #: Root causes sign state differences (harness/causes/); a command finding has none
     #: and is signed by its check and methods.
     cause: dict[str, Any] | None = None
 

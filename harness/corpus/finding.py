@@ -3,7 +3,7 @@
 A finding holds everything needed to replay without the seed that found it: the profile
 (protocol version and rules), the target, the state kind, the initial state, the minimal step
 list, the step that failed, what was expected and what was observed, the invariant and its
-severity, and the command that replays it. Its `cause` (harness/corpus/cause.py: what the target
+severity, and the command that replays it. Its `cause` (harness/causes/: what the target
 did, with the invariants, action types and kinds that witnessed it) names the finding: the
 cause id is its `signature` (de-duplicating findings within and across runs) and part of its
 file name. A file without a `cause` (written before causes) is signed by invariant, kind and the
@@ -90,7 +90,7 @@ class Finding:
     known_issue: str | None = None
     seed: int | None = None  # informational only: replay never needs it
     extra: dict[str, Any] = field(default_factory=dict)
-    #: The root cause (harness/corpus/cause.py): {"id", "summary", "key", "witnesses": {
+    #: The root cause (harness/causes/): {"id", "summary", "key", "witnesses": {
     #: "invariants", "actionTypes", "kinds", "count"}} and, for the n-th finding of one cause
     #: in a run that reports more than one per cause, "instance": n.
     cause: dict[str, Any] | None = None

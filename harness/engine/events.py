@@ -60,7 +60,7 @@ class FindingFound:
 class CauseSeen:
     """A reported root cause was witnessed again (another invariant, action type or kind): the
     finding is not raised twice, its `cause` object grows. `cause` is the finding's updated
-    `cause` (harness/corpus/cause.py); counts alone are brought up to date by `RunFinished`."""
+    `cause` (harness/causes/); counts alone are brought up to date by `RunFinished`."""
 
     signature: str  # the finding's signature (its cause id)
     cause: dict[str, Any]

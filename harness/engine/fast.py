@@ -17,7 +17,8 @@ most of a step's time is that draw. This lane pays it once per *seed trace* and 
 * **Judging**: every step goes through the same `Stepper` and checks as the Hypothesis lane. A
   mutated action the model calls schema-invalid is a probe, never a valid-lane step (findings
   must be true). A failure is shrunk by the same ddmin `TraceShrinker`, confirmed and saved
-  through the campaign's `_confirm`, in the same finding format.
+  through `_confirm` (engine/chunks.py, as the Hypothesis lane's are), in the same finding
+  format.
 * **Steering**: the same `Bandit` weights the arms by the new pairs they found; within an arm,
   traces that found new pairs become parents.
 
@@ -37,7 +38,7 @@ from typing import Any, Final
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
-from harness.corpus.cause import StepView
+from harness.causes import StepView
 from harness.corpus.finding import TraceStep
 from harness.invariants._json import COPY_STATS
 from harness.reference import MalformedAction, Model
@@ -45,6 +46,16 @@ from harness.targets.base import TargetSetupError
 
 from . import generation
 from .arms import GROUP, Arm, Bandit, Lane, arms_for, lanes_for
+from .chunks import (
+    _SessionFailed,
+    chunk_seed,
+    drop_kind,
+    end_chunk,
+    report_failure,
+    run_ends,
+    target_unusable,
+)
+from .events import Notice
 from .machine import FindingFailure, Recorder, Trace, group_trace, judge_step
 from .stepper import Stepper
 
@@ -687,9 +698,6 @@ def run_fast(
 ) -> None:
     """`run_campaign`'s loop for `lane="fast"`: the same arms, bandit, findings, progress and
     stopping rules as the Hypothesis lane's `_campaign_loop`."""
-    from .events import Notice
-    from .run import chunk_seed
-
     active = list(kinds)
     schema = _VerdictCache(config.schema) if config.schema is not None else None
     lanes = lanes_for(
@@ -716,15 +724,6 @@ def run_fast(
 def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, active: list[str],
                  lanes: tuple[Lane, ...], bandit: Bandit, fast: FastLane, failures: list[FindingFailure],
                  emit: Callable[[Any], None], reported: dict[str, Any]) -> None:
-    from .run import (
-        _SessionFailed,
-        drop_kind,
-        end_chunk,
-        report_failure,
-        run_ends,
-        target_unusable,
-    )
-
     while True:
         control.check()
         if run_ends(config, summary, active):

@@ -19,8 +19,19 @@ from hypothesis import event, target
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
+from harness.causes import (
+    NOTES,
+    PRIORITY,
+    SEVERITY_RANK,
+    Cause,
+    StepView,
+    Witnesses,
+    apply_differences,
+    rejudger,
+    schema_modelled,
+    violation_causes,
+)
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import PRIORITY, Cause, StepView, Witnesses, apply_differences
 from harness.corpus.finding import TraceStep
 from harness.invariants.base import Step, Violation
 from harness.invariants.registry import REGISTRY, check_step
@@ -29,7 +40,6 @@ from harness.targets.base import Target
 
 from . import generation
 from .arms import GROUP, Arm, Lane
-from .causes import NOTES, SEVERITY_RANK, rejudger, schema_modelled, violation_causes
 from .control import RunControl
 from .probes import ProbeRations
 from .stepper import Stepper, StepResult
@@ -53,7 +63,7 @@ class FindingFailure(AssertionError):
         self.violation = violation
         self.result = result
         self.trace = trace
-        self.cause = cause  # the root cause it shows (harness.corpus.cause)
+        self.cause = cause  # the root cause it shows (harness.causes)
 
 
 @dataclass
@@ -302,7 +312,7 @@ def judge_step(
     now_ms: int,
     context: dict[str, Any],
 ) -> tuple[Cause, Violation] | None:
-    """Sign each violation of a step with its root causes (harness/engine/causes.py) and count it
+    """Sign each violation of a step with its root causes (harness/causes/signing.py) and count it
     as a witness; the (cause, violation) to report — the first cause not yet reported, by
     `PRIORITY`, told by its most severe violation — or None. A cause already reported is
     accepted for the rest of the run: a quieter cause on the same step still surfaces, with
@@ -389,7 +399,7 @@ def group_trace(
 
 
 def _first_cause(a: Cause, b: Cause) -> bool:
-    """`a` signs a step before `b` (harness.corpus.cause.PRIORITY)."""
+    """`a` signs a step before `b` (harness.causes.PRIORITY)."""
     return PRIORITY.index(a.transformation) < PRIORITY.index(b.transformation)
 
 

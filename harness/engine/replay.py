@@ -3,7 +3,7 @@
 The trace goes through the same `Stepper` the fuzz engine uses, so the same checks judge it, with
 the cross-channel context a multi-channel run recorded on the failing step. A finding
 *reproduces* when its invariant fires again at some step of the trace — and, for a finding with a
-root cause (harness/corpus/cause.py), fires there as a witness of that same cause (one of the
+root cause (harness/causes/), fires there as a witness of that same cause (one of the
 step's causes: a louder one on the same step does not hide it): an earlier step where the
 invariant fires for another cause is not the finding (the shrinker, which replays
 candidates, then keeps the cause it was asked to minimise). For a finding that is not itself
@@ -17,15 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.causes import FAILURES, Cause, StepView, rejudger, schema_modelled, violation_causes
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import Cause, StepView
 from harness.corpus.finding import Finding
 from harness.diff import json_diff
 from harness.invariants.base import Violation
 from harness.reference import Model, Profile
 from harness.targets.base import Target
 
-from .causes import FAILURES, rejudger, schema_modelled, violation_causes
 from .stepper import Stepper
 
 

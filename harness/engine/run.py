@@ -6,6 +6,9 @@ chunk number, so a run is reproducible given its seed and the number of chunks i
 failure, the campaign turns the trace into a `Finding`, minimises it with the trace shrinker
 (bounded by `shrink_budget_s`), replays it once to confirm, hands it to the event stream (the
 corpus writer saves it at once), suppresses that invariant for that state kind, and goes on.
+The bookkeeping around a chunk that the fast lane (engine/fast.py) shares — seeds per chunk,
+when the run ends, confirming and reporting a failure, dropping a kind or the target — lives in
+engine/chunks.py.
 
 Time and stopping (docs/howto.md, "Time limits and stopping"):
 
@@ -25,7 +28,6 @@ Time and stopping (docs/howto.md, "Time limits and stopping"):
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -38,40 +40,43 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
+from harness.causes import NOTE_ISSUES, Cause, Witnesses
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import Cause, Witnesses, cause_json
 from harness.corpus.finding import Finding
-from harness.engine.replay import replay
 from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
 from harness.reference import Model, Profile
-from harness.spec.specdir import SpecDir, SpecDirError
-from harness.spec.verdict import KEY as VERDICT_KEY
-from harness.spec.verdict import VerdictSwitches, spec_version
+from harness.spec.verdict import VerdictSwitches
 from harness.spec.versions import KINDS
-from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
+from harness.targets.base import Target, TargetSetupError
 
 from .arms import Bandit, arms_for, lanes_for
-from .causes import NOTE_ISSUES
+from .chunks import (
+    _GuardedTarget,
+    _SessionFailed,
+    chunk_seed,
+    drop_kind,
+    end_chunk,
+    report_failure,
+    run_ends,
+    target_unusable,
+)
 from .control import RunControl
 from .events import (
     CauseSeen,
     Event,
     EventBus,
-    FindingFound,
     KnownSeen,
     Notice,
     Progress,
     RunFinished,
     RunStarted,
-    Shrinking,
 )
+from .fast import run_fast
 from .generation import pinned_constants
 from .machine import FindingFailure, MachineConfig, Recorder, build_machine
 from .probes import ProbeRations
-from .shrink import TraceShrinker
-from .stepper import TARGET_TIMEOUT
 
 #: The ways a run draws its steps (RunConfig.lane; docs/lanes.md).
 LANES: tuple[str, ...] = ("fast", "hypothesis")
@@ -114,7 +119,7 @@ class RunConfig:
     #: required-field table applies either way.
     schema: Callable[[Any], str | None] | None = None
     baseline: Baseline | None = None  # the target's accepted differences (docs/baselines.md)
-    cause_cap: int = 1  # findings reported per root cause (harness.corpus.cause)
+    cause_cap: int = 1  # findings reported per root cause (harness.causes)
     #: The schema-derived switches recorded in every finding (harness/spec/verdict.py); None:
     #: what this process's checks use ($AHP_SPEC_DIR for the published-schema checks).
     verdict: VerdictSwitches | None = None
@@ -138,11 +143,6 @@ class RunSummary:
     kinds: tuple[str, ...] = ()  # the kinds fuzzed (after the target's announcement)
     target_unusable: str | None = None  # the target could not be (re)started mid-run
     extra: dict[str, Any] = field(default_factory=dict)  # lane statistics for report.json
-
-
-def chunk_seed(run_seed: int, chunk: int) -> int:
-    digest = hashlib.sha256(f"ahp-fuzz:{run_seed}:{chunk}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
 
 
 def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
@@ -212,9 +212,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         config.target.run_limit = control  # an adapter never waits past the deadline
     try:
         heartbeat.start()
-        loop = _campaign_loop
-        if config.lane == "fast":
-            from .fast import run_fast as loop
+        loop = run_fast if config.lane == "fast" else _campaign_loop
         loop(config, control, recorder, guarded, summary, kinds, model, database, emit, reported)
     except RunStopped as e:
         summary.stopped_because = e.reason
@@ -312,122 +310,6 @@ def _campaign_loop(
         end_chunk(bandit, recorder, ran, new_pairs, summary, control, emit)
 
 
-def run_ends(config: RunConfig, summary: RunSummary, active: list[str]) -> bool:
-    """Whether the run ends before its next chunk (and why, in `summary.stopped_because`):
-    either lane's loop asks this first."""
-    if config.max_chunks is not None and summary.chunks >= config.max_chunks:
-        summary.stopped_because = "chunks"
-    elif config.max_findings is not None and len(summary.findings) >= config.max_findings:
-        summary.stopped_because = "max findings"
-    elif not active:
-        summary.stopped_because = "no kind left to fuzz"
-    else:
-        return False
-    return True
-
-
-def drop_kind(e: _SessionFailed, active: list[str], emit: Callable[[Event], None]) -> None:
-    """A kind on which the target cannot open a session is not fuzzed further in this run."""
-    if e.kind in active:
-        active.remove(e.kind)
-    emit(Notice(f"the target cannot open a {e.kind} session ({e.error}): "
-                f"not fuzzing {e.kind} further in this run"))
-
-
-def target_unusable(e: TargetSetupError, summary: RunSummary, emit: Callable[[Event], None]) -> None:
-    summary.target_unusable = str(e)
-    summary.stopped_because = "target unusable"
-    emit(Notice(f"the target could not be restarted: {e}"))
-
-
-def end_chunk(bandit: Bandit, recorder: Recorder, ran: Counter[Any], new_pairs: Counter[Any],
-              summary: RunSummary, control: RunControl, emit: Callable[[Event], None]) -> None:
-    """A chunk's end in either lane: the bandit learns what its arms found, progress is emitted."""
-    bandit.update(recorder.arm_examples - ran, recorder.arm_new_pairs - new_pairs)
-    summary.chunks += 1
-    summary.examples, summary.steps = recorder.examples, recorder.steps
-    emit(Progress(control.elapsed(), recorder.examples, recorder.steps, len(summary.findings),
-                  sum(summary.known_counts.values()), summary.chunks))
-
-
-def report_failure(
-    failure: FindingFailure,
-    config: RunConfig,
-    control: RunControl,
-    recorder: Recorder,
-    summary: RunSummary,
-    active: list[str],
-    emit: Callable[[Event], None],
-    reported: dict[str, Finding],
-) -> None:
-    """A failure of either lane: shrunk, confirmed and reported (`_confirm`), counted against its
-    root cause (one finding per cause, not per invariant); a kind the target hung on is dropped."""
-    finding = _confirm(failure, config, control, summary.chunks, emit, recorder)
-    if failure.cause is not None:
-        recorder.causes[failure.cause.id] += 1
-        reported.setdefault(failure.cause.id, finding)
-    if finding.invariant == TARGET_TIMEOUT and finding.kind in active:
-        active.remove(finding.kind)
-        emit(Notice(f"the target hung on {finding.kind}: not fuzzing {finding.kind} further "
-                    "in this run (every later step would wait out its timeout)"))
-    summary.findings.append(finding)
-
-
-def _confirm(
-    failure: FindingFailure,
-    config: RunConfig,
-    control: RunControl,
-    chunk: int,
-    emit: Callable[[Event], None],
-    recorder: Recorder | None = None,
-) -> Finding:
-    """Shrink, confirm by one replay, and emit the finding. A stop meanwhile (budget, signal)
-    keeps the trace as far as it was shrunk and skips the confirming replay; the finding is
-    emitted all the same, and the stop is raised after that. The shrinker and the confirming
-    replay judge a candidate by the finding's invariant *and* its cause (engine/replay.py), so
-    the shrunk trace shows the very cause that was reported."""
-    found = _finding_from(failure, config, chunk, recorder)
-    emit(Shrinking(found.invariant, found.kind, len(found.steps)))
-    time_left = control.time_left()
-    lane_target = failure.trace.target or config.target  # the profile lane that found it
-    shrinker = TraceShrinker(
-        lane_target,
-        target_is_model=config.target_is_model,
-        budget_s=config.shrink_budget_s if time_left is None else min(config.shrink_budget_s, time_left),
-        should_stop=control.should_stop,
-        schema=config.schema,
-        baseline=config.baseline,
-    )
-    finding = shrinker.shrink(found)  # the candidates keep found.cause (engine/replay.py)
-    finding.extra["shrink"] = {
-        "stepsFound": len(found.steps), "stepsShrunk": len(finding.steps), "replays": shrinker.attempts,
-    }
-    if shrinker.stopped is not None:
-        finding.extra["shrink"]["cutShort"] = shrinker.stopped
-    reproduced = shrinker.reproduced
-    if control.should_stop():
-        finding.extra["confirmed"] = False  # no time left for the confirming replay
-    else:
-        try:
-            confirmed = replay(
-                finding, lane_target, target_is_model=config.target_is_model,
-                schema=config.schema, baseline=config.baseline,
-            )
-            reproduced = confirmed.reproduced
-            if confirmed.cause is not None and finding.cause is not None:
-                finding.cause = {**finding.cause, "summary": confirmed.cause.summary}  # the shrunk step's words
-        except RunStopped:
-            finding.extra["confirmed"] = False
-    if not reproduced:
-        finding.extra["flaky"] = True
-    if recorder is not None and failure.cause is not None and finding.cause is not None:
-        w = recorder.witnesses.get(failure.cause.id)
-        if w is not None:
-            finding.cause = {**finding.cause, "witnesses": w.to_json()}
-    emit(FindingFound(finding, reproduced))
-    return finding
-
-
 def _finish(
     config: RunConfig,
     control: RunControl,
@@ -460,41 +342,6 @@ def _announced_kinds(asked: tuple[str, ...], target: Target) -> tuple[tuple[str,
     return tuple(k for k in asked if k in announced), announced
 
 
-class _SessionFailed(Exception):
-    def __init__(self, kind: str, error: TargetError) -> None:
-        super().__init__(f"{kind}: {error}")
-        self.kind = kind
-        self.error = error
-
-
-class _GuardedTarget:
-    """The target as the machines see it: a kind on which the target cannot open a session
-    fails at once the next time (no second wait), so the campaign can drop that kind."""
-
-    def __init__(self, target: Target) -> None:
-        self._target = target
-        self.description = target.description
-        self._failed: dict[str, TargetError] = {}
-
-    def reduce(self, kind: str, state: dict[str, Any], action: Any, now_ms: int) -> dict[str, Any]:
-        return self._target.reduce(kind, state, action, now_ms)
-
-    def session(self, kind: str, state: dict[str, Any]) -> TargetSession:
-        if kind in self._failed:
-            raise _SessionFailed(kind, self._failed[kind])
-        try:
-            return self._target.session(kind, state)
-        except TargetError as e:
-            self._failed[kind] = e
-            raise _SessionFailed(kind, e) from e
-
-    def close(self) -> None:
-        self._target.close()
-
-    def __getattr__(self, name: str) -> Any:  # kinds, profiles, for_profile, … of the target
-        return getattr(self._target, name)
-
-
 class _Heartbeat:
     """Calls `beat` every `every_s` seconds from a daemon thread until stopped."""
 
@@ -521,48 +368,3 @@ class _Heartbeat:
             self._thread.join(5.0)
 
 
-def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int, recorder: Recorder | None = None) -> Finding:
-    v = failure.violation
-    trace = failure.trace
-    inv = REGISTRY.get(v.invariant)
-    cause = None
-    if failure.cause is not None:
-        w = recorder.witnesses.get(failure.cause.id) if recorder is not None else None
-        cause = cause_json(failure.cause, w or Witnesses())
-        n = recorder.causes[failure.cause.id] + 1 if recorder is not None else 1
-        if n > 1:
-            cause["instance"] = n
-    return Finding(
-        invariant=v.invariant,
-        severity=v.severity,
-        title=inv.title if inv else v.invariant.replace("-", " ").lower(),
-        message=v.message,
-        profile=trace.profile or config.profile.label,
-        target=config.target_spec,
-        kind=trace.kind,
-        initial=trace.initial,
-        steps=list(trace.steps),
-        failing_step=len(trace.steps) - 1,
-        expected=failure.result.expected,
-        observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
-        known_issue=inv.known_issue if inv else None,
-        seed=config.seed,
-        extra={"chunk": chunk, "lane": config.lane, **trace.extra, VERDICT_KEY: _switches(config).to_json(),
-               **({"baseline": config.baseline.provenance()} if config.baseline is not None else {})},
-        cause=cause,
-    )
-
-
-def _switches(config: RunConfig) -> VerdictSwitches:
-    """What a finding's verdict depends on besides its trace (replay uses exactly this)."""
-    if config.verdict is not None:
-        return config.verdict
-    try:
-        spec = SpecDir.from_env()
-    except SpecDirError:
-        spec = None
-    published = spec_version(spec) if spec is not None and spec.schema_path("state").is_file() else None
-    # A payload schema of unknown version is recorded as off: every valid-lane step of the trace
-    # passed it, so a replay without it classifies the steps the same way.
-    payload = published if config.schema is not None else None
-    return VerdictSwitches(payload, published)

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.causes import message_shape
 from harness.corpus.baseline import Baseline
-from harness.corpus.cause import message_shape
 from harness.diff import diff_paths
 from harness.invariants._json import json_equal
 from harness.invariants.base import Step, Violation

@@ -69,7 +69,7 @@ class Violation:
     invariant: str  # "INV-016"
     severity: Severity
     message: str  # human readable, names the offending path/values
-    #: The root-cause key when the producer knows it (harness/corpus/cause.py), else None: the
+    #: The root-cause key when the producer knows it (harness/causes/), else None: the
     #: classifier signs the violation by what the target did.
     cause: tuple[str, ...] | None = field(default=None, compare=False)
 

@@ -3,7 +3,7 @@
 Upstream's round-trip corpus (KNOWN-FIDELITY-GAPS.md, group B) makes it canonical that a client
 with a runtime decoder (Go, Rust, Swift, Kotlin) drops the wire keys its type does not model: a
 typed struct has no field for them. So a target that loses such a key is not a divergence to
-report per key; it is one fidelity note for the whole run (harness/engine/causes.py).
+report per key; it is one fidelity note for the whole run (harness/causes/signing.py).
 
 `modelled(kind, state, path)` walks the state schema of a spec folder (`schema/state.schema.json`)
 along `path` through `state` (a state of `kind`, holding the key), choosing among the variants of

@@ -1,8 +1,8 @@
-"""Which root cause a violation witnesses (harness/corpus/cause.py holds the classification).
+"""Which root cause a violation witnesses (transformation.py, beside it, holds the classification).
 
-The engine knows what the corpus cannot: which invariants are probe checks (they call the
-target's reducer again, so the step's state difference is not what they saw) and which
-pseudo-invariants are target failures. The fuzz machine, the campaign and replay all sign a
+Signing knows what the classification alone cannot: which invariants are probe checks (they
+call the target's reducer again, so the step's state difference is not what they saw) and
+which pseudo-invariants are target failures. The fuzz machine, the campaign and replay all sign a
 violation here, so a finding replays under the very identity it was reported with.
 """
 
@@ -12,7 +12,14 @@ import os
 from collections.abc import Callable
 from typing import Any, Final
 
-from harness.corpus.cause import (
+from harness.invariants._json import fresh, json_equal
+from harness.invariants.base import Step, Violation
+from harness.invariants.registry import REGISTRY, check_step
+from harness.spec.modelled import state_schema
+from harness.spec.specdir import ENV_VAR
+from harness.targets.base import TargetError
+
+from .transformation import (
     UNMODELLED,
     Cause,
     StepView,
@@ -20,12 +27,6 @@ from harness.corpus.cause import (
     failure_cause,
     message_shape,
 )
-from harness.invariants._json import fresh, json_equal
-from harness.invariants.base import Step, Violation
-from harness.invariants.registry import REGISTRY, check_step
-from harness.spec.modelled import state_schema
-from harness.spec.specdir import ENV_VAR
-from harness.targets.base import TargetError
 
 #: Re-judge a probe invariant with the target's reducer on the *model's* state before the step:
 #: (invariant, message) -> does it still fire, the same way (a message of the same shape)?

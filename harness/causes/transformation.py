@@ -33,7 +33,7 @@ reducer again: purity, determinism, …) by the presence-only difference its mes
 invariant and the shape of its message — unless it says the target's reducer failed on a key
 (`KeyError: 'x'`) that the target's state lacks where the model's has it (that difference's
 cause: the target cannot read back its own state), or the states already differed before the step and
-the probe, re-run on the model's state, stays silent (harness/engine/causes.py): then it saw an
+the probe, re-run on the model's state, stays silent (harness/causes/signing.py): then it saw an
 earlier step's difference. A violation on states that agree is signed by its message too. A
 violation whose differences are all inherited has no cause of its own (None): it witnesses an
 earlier one.

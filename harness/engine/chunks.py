@@ -1,0 +1,246 @@
+"""The bookkeeping both lanes share around a chunk (engine/run.py's Hypothesis loop and
+engine/fast.py's fast lane).
+
+* **Seeds per chunk**: `chunk_seed` derives a chunk's seed from the run's seed and the chunk
+  number, so a run is reproducible given its seed and the number of chunks it completed.
+* **When a run ends**: `run_ends` is asked before every chunk (the chunk limit, the finding
+  limit, no kind left to fuzz); `end_chunk` closes a chunk (the bandit learns what its arms
+  found, progress is emitted).
+* **Confirming and reporting a failure**: `report_failure` turns a failure into a `Finding`
+  (`_finding_from`, with the schema switches its verdict depends on, `_switches`), shrinks it,
+  confirms it by one replay and emits it (`_confirm`), counted against its root cause.
+* **Dropping a kind or a target**: the machines see the target through `_GuardedTarget`, so a
+  kind on which the target cannot open a session fails at once (`_SessionFailed`) and is
+  dropped (`drop_kind`), as is a kind the target hung on; a target that cannot be restarted
+  ends the run (`target_unusable`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from harness.causes import Witnesses, cause_json
+from harness.corpus.finding import Finding
+from harness.engine.replay import replay
+from harness.errors import RunStopped
+from harness.invariants.registry import REGISTRY
+from harness.spec.specdir import SpecDir, SpecDirError
+from harness.spec.verdict import KEY as VERDICT_KEY
+from harness.spec.verdict import VerdictSwitches, spec_version
+from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
+
+from .arms import Bandit
+from .control import RunControl
+from .events import Event, FindingFound, Notice, Progress, Shrinking
+from .machine import FindingFailure, Recorder
+from .shrink import TraceShrinker
+from .stepper import TARGET_TIMEOUT
+
+if TYPE_CHECKING:
+    from .run import RunConfig, RunSummary
+
+
+def chunk_seed(run_seed: int, chunk: int) -> int:
+    digest = hashlib.sha256(f"ahp-fuzz:{run_seed}:{chunk}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def run_ends(config: RunConfig, summary: RunSummary, active: list[str]) -> bool:
+    """Whether the run ends before its next chunk (and why, in `summary.stopped_because`):
+    either lane's loop asks this first."""
+    if config.max_chunks is not None and summary.chunks >= config.max_chunks:
+        summary.stopped_because = "chunks"
+    elif config.max_findings is not None and len(summary.findings) >= config.max_findings:
+        summary.stopped_because = "max findings"
+    elif not active:
+        summary.stopped_because = "no kind left to fuzz"
+    else:
+        return False
+    return True
+
+
+def end_chunk(bandit: Bandit, recorder: Recorder, ran: Counter[Any], new_pairs: Counter[Any],
+              summary: RunSummary, control: RunControl, emit: Callable[[Event], None]) -> None:
+    """A chunk's end in either lane: the bandit learns what its arms found, progress is emitted."""
+    bandit.update(recorder.arm_examples - ran, recorder.arm_new_pairs - new_pairs)
+    summary.chunks += 1
+    summary.examples, summary.steps = recorder.examples, recorder.steps
+    emit(Progress(control.elapsed(), recorder.examples, recorder.steps, len(summary.findings),
+                  sum(summary.known_counts.values()), summary.chunks))
+
+
+class _SessionFailed(Exception):
+    def __init__(self, kind: str, error: TargetError) -> None:
+        super().__init__(f"{kind}: {error}")
+        self.kind = kind
+        self.error = error
+
+
+class _GuardedTarget:
+    """The target as the machines see it: a kind on which the target cannot open a session
+    fails at once the next time (no second wait), so the campaign can drop that kind."""
+
+    def __init__(self, target: Target) -> None:
+        self._target = target
+        self.description = target.description
+        self._failed: dict[str, TargetError] = {}
+
+    def reduce(self, kind: str, state: dict[str, Any], action: Any, now_ms: int) -> dict[str, Any]:
+        return self._target.reduce(kind, state, action, now_ms)
+
+    def session(self, kind: str, state: dict[str, Any]) -> TargetSession:
+        if kind in self._failed:
+            raise _SessionFailed(kind, self._failed[kind])
+        try:
+            return self._target.session(kind, state)
+        except TargetError as e:
+            self._failed[kind] = e
+            raise _SessionFailed(kind, e) from e
+
+    def close(self) -> None:
+        self._target.close()
+
+    def __getattr__(self, name: str) -> Any:  # kinds, profiles, for_profile, … of the target
+        return getattr(self._target, name)
+
+
+def drop_kind(e: _SessionFailed, active: list[str], emit: Callable[[Event], None]) -> None:
+    """A kind on which the target cannot open a session is not fuzzed further in this run."""
+    if e.kind in active:
+        active.remove(e.kind)
+    emit(Notice(f"the target cannot open a {e.kind} session ({e.error}): "
+                f"not fuzzing {e.kind} further in this run"))
+
+
+def target_unusable(e: TargetSetupError, summary: RunSummary, emit: Callable[[Event], None]) -> None:
+    summary.target_unusable = str(e)
+    summary.stopped_because = "target unusable"
+    emit(Notice(f"the target could not be restarted: {e}"))
+
+
+def report_failure(
+    failure: FindingFailure,
+    config: RunConfig,
+    control: RunControl,
+    recorder: Recorder,
+    summary: RunSummary,
+    active: list[str],
+    emit: Callable[[Event], None],
+    reported: dict[str, Finding],
+) -> None:
+    """A failure of either lane: shrunk, confirmed and reported (`_confirm`), counted against its
+    root cause (one finding per cause, not per invariant); a kind the target hung on is dropped."""
+    finding = _confirm(failure, config, control, summary.chunks, emit, recorder)
+    if failure.cause is not None:
+        recorder.causes[failure.cause.id] += 1
+        reported.setdefault(failure.cause.id, finding)
+    if finding.invariant == TARGET_TIMEOUT and finding.kind in active:
+        active.remove(finding.kind)
+        emit(Notice(f"the target hung on {finding.kind}: not fuzzing {finding.kind} further "
+                    "in this run (every later step would wait out its timeout)"))
+    summary.findings.append(finding)
+
+
+def _confirm(
+    failure: FindingFailure,
+    config: RunConfig,
+    control: RunControl,
+    chunk: int,
+    emit: Callable[[Event], None],
+    recorder: Recorder | None = None,
+) -> Finding:
+    """Shrink, confirm by one replay, and emit the finding. A stop meanwhile (budget, signal)
+    keeps the trace as far as it was shrunk and skips the confirming replay; the finding is
+    emitted all the same, and the stop is raised after that. The shrinker and the confirming
+    replay judge a candidate by the finding's invariant *and* its cause (engine/replay.py), so
+    the shrunk trace shows the very cause that was reported."""
+    found = _finding_from(failure, config, chunk, recorder)
+    emit(Shrinking(found.invariant, found.kind, len(found.steps)))
+    time_left = control.time_left()
+    lane_target = failure.trace.target or config.target  # the profile lane that found it
+    shrinker = TraceShrinker(
+        lane_target,
+        target_is_model=config.target_is_model,
+        budget_s=config.shrink_budget_s if time_left is None else min(config.shrink_budget_s, time_left),
+        should_stop=control.should_stop,
+        schema=config.schema,
+        baseline=config.baseline,
+    )
+    finding = shrinker.shrink(found)  # the candidates keep found.cause (engine/replay.py)
+    finding.extra["shrink"] = {
+        "stepsFound": len(found.steps), "stepsShrunk": len(finding.steps), "replays": shrinker.attempts,
+    }
+    if shrinker.stopped is not None:
+        finding.extra["shrink"]["cutShort"] = shrinker.stopped
+    reproduced = shrinker.reproduced
+    if control.should_stop():
+        finding.extra["confirmed"] = False  # no time left for the confirming replay
+    else:
+        try:
+            confirmed = replay(
+                finding, lane_target, target_is_model=config.target_is_model,
+                schema=config.schema, baseline=config.baseline,
+            )
+            reproduced = confirmed.reproduced
+            if confirmed.cause is not None and finding.cause is not None:
+                finding.cause = {**finding.cause, "summary": confirmed.cause.summary}  # the shrunk step's words
+        except RunStopped:
+            finding.extra["confirmed"] = False
+    if not reproduced:
+        finding.extra["flaky"] = True
+    if recorder is not None and failure.cause is not None and finding.cause is not None:
+        w = recorder.witnesses.get(failure.cause.id)
+        if w is not None:
+            finding.cause = {**finding.cause, "witnesses": w.to_json()}
+    emit(FindingFound(finding, reproduced))
+    return finding
+
+
+def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int, recorder: Recorder | None = None) -> Finding:
+    v = failure.violation
+    trace = failure.trace
+    inv = REGISTRY.get(v.invariant)
+    cause = None
+    if failure.cause is not None:
+        w = recorder.witnesses.get(failure.cause.id) if recorder is not None else None
+        cause = cause_json(failure.cause, w or Witnesses())
+        n = recorder.causes[failure.cause.id] + 1 if recorder is not None else 1
+        if n > 1:
+            cause["instance"] = n
+    return Finding(
+        invariant=v.invariant,
+        severity=v.severity,
+        title=inv.title if inv else v.invariant.replace("-", " ").lower(),
+        message=v.message,
+        profile=trace.profile or config.profile.label,
+        target=config.target_spec,
+        kind=trace.kind,
+        initial=trace.initial,
+        steps=list(trace.steps),
+        failing_step=len(trace.steps) - 1,
+        expected=failure.result.expected,
+        observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
+        known_issue=inv.known_issue if inv else None,
+        seed=config.seed,
+        extra={"chunk": chunk, "lane": config.lane, **trace.extra, VERDICT_KEY: _switches(config).to_json(),
+               **({"baseline": config.baseline.provenance()} if config.baseline is not None else {})},
+        cause=cause,
+    )
+
+
+def _switches(config: RunConfig) -> VerdictSwitches:
+    """What a finding's verdict depends on besides its trace (replay uses exactly this)."""
+    if config.verdict is not None:
+        return config.verdict
+    try:
+        spec = SpecDir.from_env()
+    except SpecDirError:
+        spec = None
+    published = spec_version(spec) if spec is not None and spec.schema_path("state").is_file() else None
+    # A payload schema of unknown version is recorded as off: every valid-lane step of the trace
+    # passed it, so a replay without it classifies the steps the same way.
+    payload = published if config.schema is not None else None
+    return VerdictSwitches(payload, published)
