@@ -674,3 +674,17 @@ def test_a_shared_reference_is_no_namesake() -> None:
     view = StepView("session", {"type": "session/inputNeededSet"}, before, before, model, before)
     view.echo = lambda: model
     assert [c.key for c in view.causes] == [("unapplied", "session/inputNeededSet")]
+
+
+def test_an_empty_value_a_namesake_was_given_is_the_namesake_cause() -> None:
+    # toolCallReady writes `invocationMessage: ""` to every tool call of the id; the target writes
+    # it to the first only: the second's missing empty string is not an encoder loss (the first
+    # holds it) and not the action ignored (the first shows it applied) — the namesakes again
+    part = lambda extra: {"kind": "toolCall", "toolCall": {"toolCallId": "tc1", "toolName": "bash", **extra}}  # noqa: E731
+    before = {"activeTurn": {"id": "t1", "responseParts": [part({}), part({})]}, "status": 8}
+    model = {"activeTurn": {"id": "t1", "responseParts": [part({"invocationMessage": ""})] * 2}, "status": 8}
+    target = {"activeTurn": {"id": "t1", "responseParts": [part({"invocationMessage": ""}), part({})]}, "status": 8}
+    view = StepView("chat", {"type": "chat/toolCallReady", "turnId": "t1", "toolCallId": "tc1"},
+                    before, before, model, target)
+    view.echo = lambda: model
+    assert [c.key for c in view.causes] == [("duplicate-id",)]

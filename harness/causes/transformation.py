@@ -198,6 +198,14 @@ class StepView:
         lost, unapplied = self._representation_losses(unapplied)
         for c, d in lost:  # the target cannot hold what the model wrote: its representation
             add(c, d)
+        left = []
+        for d in unapplied:  # left as it was in an item with a namesake: the namesake was updated
+            dup = self._duplicate_id(d[0])
+            if dup is not None:
+                add(dup, d)
+            else:
+                left.append(d)
+        unapplied = left
         derived = [d for d in unapplied if shape(d[0]) in DERIVED]
         applied = [d for d in unapplied if shape(d[0]) not in DERIVED]
         for d in derived:  # a field the reducers compute from the rest: one cause per field, any type
@@ -339,7 +347,7 @@ class StepView:
         if changed and echo_tells and c.transformation != "int-wrap" and _loosely_equal(at_path(self.target_before, p), b):
             # the model changed it and the target left it as it was (an empty value and none
             # alike: an encoder may drop one): the action, unless the target's echo shows it
-            # cannot hold the value (`_representation_losses`)
+            # cannot hold the value (`_representation_losses`) — or a namesake was updated instead
             return Cause(("unapplied", self.type), "")
         return c
 
