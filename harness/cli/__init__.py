@@ -69,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from harness.cli._paths import resolve_at_start
+
+    resolve_at_start(args)  # relative paths mean the folder the command ran in, from here on
     try:
         return int(args.func(args))
     except UsageError as e:

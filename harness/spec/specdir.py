@@ -26,6 +26,21 @@ class SpecDirError(Exception):
     """The given path is missing or is not a spec directory (a usage/setup error, exit 2)."""
 
 
+def pin_env(start_dir: str | os.PathLike[str]) -> str | None:
+    """Make a relative `$AHP_SPEC_DIR` absolute, against `start_dir` (the folder the command or
+    pytest session was started in), once, at start-up: every later reader — this process after
+    a `chdir`, an adapter or worker started elsewhere, a subprocess of a test — then sees the
+    folder the user meant. Returns the value now in the environment (None: not set)."""
+    value = os.environ.get(ENV_VAR)
+    if not value:
+        return None
+    path = os.path.expanduser(value)
+    if not os.path.isabs(path):
+        path = os.path.normpath(os.path.join(os.fspath(start_dir), path))
+    os.environ[ENV_VAR] = path
+    return path
+
+
 def strip_nulls(value: Any) -> Any:
     """Drop every dict key whose value is JSON null, recursively (reducer-fixture rule: null = absent)."""
     if isinstance(value, dict):
