@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from harness import __version__
+from harness.report.writers import run_verdict
 
 from .supervisor import CampaignState, outcomes_section
 
@@ -31,6 +32,7 @@ def report_document(state: CampaignState, argv: list[str], version: Any = None) 
     known_counts = {}
     for slot in state.slots:
         known_counts[slot.index] = int(slot.total("known"))
+    findings = sorted(state.findings.values(), key=lambda f: (f["invariant"], f["kind"], f["signature"]))
     return {
         "format": REPORT_FORMAT,
         "formatVersion": REPORT_FORMAT_VERSION,
@@ -41,6 +43,7 @@ def report_document(state: CampaignState, argv: list[str], version: Any = None) 
         "startedAt": state.started_wall,
         "finishedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "status": state.status,
+        "verdict": run_verdict(status=state.status, findings=len(findings), steps=steps),
         "stoppedBecause": state.stopped_because,
         "target": ", ".join(spec.targets),
         "targets": list(spec.targets),
@@ -52,7 +55,7 @@ def report_document(state: CampaignState, argv: list[str], version: Any = None) 
         "examples": state.examples,
         "steps": steps,
         "stepsPerSecond": round(steps / elapsed, 1) if elapsed else None,
-        "findings": sorted(state.findings.values(), key=lambda f: (f["invariant"], f["kind"], f["signature"])),
+        "findings": findings,
         "known": state.known,
         "knownHits": sum(known_counts.values()),
         "coverage": dict(sorted(sent.items())),

@@ -104,27 +104,45 @@ def campaign_command(args: argparse.Namespace) -> int:
             if state.timeline:
                 state.timeline[-1]["branchPercent"] = full["percentBranches"]
     doc = report_document(state, argv, profile.version)
+    if doc["verdict"] == "untested":  # no worker ran a step: nothing was tested, never "clean"
+        doc["untested"] = untested_reason(doc, minutes, out)
     write_report_folder(out, doc)
     # Results on stdout (progress went to stderr): the verdict, the replay commands, and last the
     # path of the HTML report alone on its line (`ahp-fuzz campaign … | tail -1`).
-    if state.steps == 0 and doc["campaign"]["crashes"]:
-        print(f"ahp-fuzz: error: no worker ran a step; see {out / 'workers'}", file=sys.stderr)
-        print(out / "index.html", flush=True)
-        return 2
-    verdict = "FOUND" if doc["findings"] else "clean"
-    if state.status == "interrupted":
-        verdict = f"interrupted ({state.stopped_because})"
-    print(f"{verdict}: {len(doc['findings'])} finding(s), {doc['steps']:,} steps in {doc['elapsedSeconds']:.0f}s "
-          f"({doc['stepsPerSecond'] or 0:,.0f}/s), {doc['campaign']['restarts']} worker restart(s)")
+    print(summary_line(doc))
     for f in doc["findings"]:
         print(f"replay: {f['replay']}")
     print(f"report: {out / 'report.json'}")
     print(out / "index.html", flush=True)
+    if doc["verdict"] == "untested":
+        print(f"ahp-fuzz: error: nothing was tested: {doc['untested']}", file=sys.stderr)
+        return 2
     if doc["findings"]:
         return 1
     if state.status == "interrupted":
         return 143 if state.stopped_because == "SIGTERM" else 130
     return 0
+
+
+def summary_line(doc: dict[str, Any]) -> str:
+    """The campaign's verdict line, in the words and order of `run`'s (report/console.py), with
+    the workers' restarts after it."""
+    verdict = {"found": "FOUND", "interrupted": f"interrupted ({doc.get('stoppedBecause')})"}.get(
+        doc["verdict"], doc["verdict"])
+    elapsed = float(doc.get("elapsedSeconds") or 0.0)
+    return (f"{verdict}: {len(doc['findings'])} finding(s), {doc.get('knownHits', 0)} known-issue hit(s) in "
+            f"{doc.get('examples', 0)} runs / {doc.get('steps', 0)} steps, {elapsed:.1f}s "
+            f"({doc.get('stepsPerSecond') or 0:,.0f} steps/s); stopped: {doc.get('stoppedBecause')}; "
+            f"{doc['campaign']['workers']} worker(s), {doc['campaign']['restarts']} restart(s)")
+
+
+def untested_reason(doc: dict[str, Any], minutes: float, out: Path) -> str:
+    """Why a campaign whose workers ran no step tested nothing."""
+    crashes = doc["campaign"]["crashes"]
+    if crashes:
+        return f"no worker ran a step: {len(crashes)} worker crash(es); see the logs in {out / 'workers'}"
+    return (f"no worker ran a step in {float(doc.get('elapsedSeconds') or 0):.1f}s: start-up took the "
+            f"{minutes:g} min budget; give a longer --minutes (worker logs: {out / 'workers'})")
 
 
 def register(sub: Any) -> None:

@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +44,16 @@ from ._common import (
 #: Targets that start a process: their start-up is bounded by the budget too.
 _PROCESS_PREFIXES = ("adapter:", "ts:", "js:")
 
+#: The run's clock (monotonic seconds): the budget is measured on it. Tests inject a fake one
+#: to stage a slow start-up without depending on how fast the machine is.
+CLOCK: Callable[[], float] = time.monotonic
+
 
 def run_command(args: argparse.Namespace) -> int:
     from harness.engine.control import RunControl
 
     # The budget counts from here: loading the engine and starting the target included.
-    control = RunControl(args.budget)
+    control = RunControl(args.budget, clock=CLOCK)
 
     from harness.corpus.finding import FindingFormatError, portable_target
     from harness.engine.events import EventBus
@@ -85,6 +89,7 @@ def run_command(args: argparse.Namespace) -> int:
         except RunStopped as e:
             print(f"ahp-fuzz: interrupted ({e.reason}) while starting the target", file=sys.stderr)
             return EXIT_SIGTERM if e.reason == "SIGTERM" else EXIT_SIGINT
+        opened_after = control.elapsed()  # loading ahp-fuzz and starting the target took this
         try:
             profile = _profiles.after_open(choice, target, args.target).profile
             findings = FindingWriter(out / "findings", program=program)
@@ -131,7 +136,12 @@ def run_command(args: argparse.Namespace) -> int:
                 _close(target, quick=control.reason is not None)
     _profiles.report_baseline(baseline)
     from harness.report.html import write_html  # every run folder gets a self-contained index.html
+    from harness.report.writers import run_verdict
 
+    verdict = run_verdict(status=summary.status, findings=len(summary.findings), steps=summary.steps)
+    untested = untested_reason(summary, args.budget, opened_after) if verdict == "untested" else None
+    if untested is not None:
+        report.untested_because(untested)  # report.json, and the HTML page written next, say why
     stdout.print(f"report: {out / 'report.json'} ({write_html(out)})", markup=False)
     if summary.status == "interrupted":
         return EXIT_SIGTERM if summary.stopped_because == "SIGTERM" else EXIT_SIGINT
@@ -139,7 +149,23 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_FOUND
     if summary.target_unusable:
         return EXIT_USAGE
+    if untested is not None:  # nothing was tested: not clean (exit 2, as for a setup error)
+        print(f"ahp-fuzz: error: nothing was tested: {untested}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_CLEAN
+
+
+def untested_reason(summary: Any, budget_s: float, opened_after_s: float) -> str:
+    """Why a run that executed no step tested nothing, in words a user can act on."""
+    if summary.stopped_because == "budget":
+        return (f"the {budget_s:g}s budget ran out before the first step: start-up took it "
+                f"({opened_after_s:.1f}s loading ahp-fuzz and starting the target, "
+                f"{max(0.0, summary.elapsed_s - opened_after_s):.1f}s preparing the run); "
+                "give a longer --budget")
+    if summary.examples:
+        return (f"{summary.examples} generated sequence(s) ran no step (stopped: {summary.stopped_because}); "
+                "the target or the options left nothing to send")
+    return f"the run stopped ({summary.stopped_because}) before the first step"
 
 
 def _close(target: Any, *, quick: bool) -> None:

@@ -115,6 +115,8 @@ class ConsoleReporter:
                 line.append("internal error", style="bold red")
             elif event.findings:
                 line.append("FOUND", style="red")
+            elif not event.steps:  # nothing was tested: never "clean" (the command line says why)
+                line.append("untested", style="yellow")
             else:
                 line.append("clean", style="green")
             line.append(

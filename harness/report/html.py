@@ -97,8 +97,8 @@ th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict p{margin:.25em 0}.verdict .headline{font-size:2em;font-weight:700;line-height:1.2}
 .verdict-clean{background:#e9f7ee;border-color:#1a7f37}.verdict-clean .headline{color:#1a7f37}
 .verdict-findings{background:#fdecec;border-color:#c62828}.verdict-findings .headline{color:#b71c1c}
-.verdict-interrupted,.verdict-partial,.verdict-running{background:#fff4dc;border-color:#b26a00}
-.verdict-interrupted .headline,.verdict-partial .headline,.verdict-running .headline{color:#8a5200}
+.verdict-interrupted,.verdict-partial,.verdict-running,.verdict-untested{background:#fff4dc;border-color:#b26a00}
+.verdict-interrupted .headline,.verdict-partial .headline,.verdict-running .headline,.verdict-untested .headline{color:#8a5200}
 .verdict-error,.verdict-died{background:#3b0d0d;border-color:#3b0d0d;color:#fff}.verdict-error code,.verdict-died code{color:#1d1d1f}
 .verdict .rerun code{background:#fff;padding:1px 4px;border-radius:3px;font-size:12px}
 .note{color:#666;font-size:12px}.verdict-error .note,.verdict-died .note{color:#ddd}.verdict-error a,.verdict-died a{color:#fff}

@@ -29,7 +29,8 @@ def _number(value: Any) -> str:
 
 def verdict(report: dict[str, Any]) -> tuple[str, str, str]:
     """`(key, headline, detail)` of the run: key is `error`, `interrupted`, `died`, `running`,
-    `partial`, `findings` or `clean` — a run that did not finish is flagged before its findings."""
+    `partial`, `findings`, `untested` (no step ran) or `clean` — a run that did not finish is
+    flagged before its findings."""
     entries = [e for e in report.get("findings") or [] if isinstance(e, dict)]
     n = len(entries)
     causes = len(cause_groups(entries))
@@ -54,6 +55,9 @@ def verdict(report: dict[str, Any]) -> tuple[str, str, str]:
         return "partial", "partial" + (f" — {found}" if n else " — no findings"), detail
     if n:
         return "findings", found, f"in {span}" + (f"; stopped: {why}" if why else "")
+    if not report.get("steps"):  # a run that executed no step tested nothing: never "clean"
+        reason = report.get("untested") or f"no step ran in {_number(report.get('elapsedSeconds'))} s"
+        return "untested", "nothing tested", f"{reason}; stopped: {why or '?'}"
     return "clean", "clean", f"no findings in {span}" + (f"; stopped: {why}" if why and why != "budget" else "")
 
 
