@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.errors import UsageError
 
+from . import _profiles
 from ._common import check_out_folder, open_target_or_usage, profile_or_usage, program_name
 
 
@@ -44,6 +45,9 @@ def campaign_command(args: argparse.Namespace) -> int:
     if workers < len(targets):
         raise UsageError(f"{len(targets)} targets need at least as many workers (--workers {workers})")
     profile = profile_or_usage(args.profile)
+    # The workers read $AHP_SPEC_DIR (the published-schema checks): loaded and validated here,
+    # so a corrupt spec folder is a usage error before any worker starts.
+    _profiles.env_spec_or_usage()
     kinds = tuple(k.strip() for k in args.kinds.split(",")) if args.kinds else DEFAULT_KINDS
     for k in kinds:
         if k not in KINDS:

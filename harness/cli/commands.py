@@ -31,7 +31,7 @@ def commands_command(args: argparse.Namespace) -> int:
     from harness.engine.events import EventBus, Notice, RunFinished
     from harness.report.console import make_console
     from harness.report.writers import FindingWriter, JsonReport, JunitReport
-    from harness.spec.specdir import SpecDir
+    from harness.spec.specdir import SpecDir, SpecDirError
 
     try:
         budget = parse_duration(args.budget)
@@ -42,7 +42,10 @@ def commands_command(args: argparse.Namespace) -> int:
     for name in ("examples", "stateful_examples"):
         if getattr(args, name) < 0:
             raise UsageError(f"--{name.replace('_', '-')} must be >= 0")
-    spec = SpecDir.from_env(args.spec)
+    try:
+        spec = SpecDir.from_env(args.spec)
+    except SpecDirError as e:
+        raise UsageError(str(e)) from e
     if spec is None or not spec.has_schemas():
         raise UsageError("the OpenAPI view is generated from the spec's commands schema: give --spec DIR "
                          "or set AHP_SPEC_DIR (e.g. ../shared/ahp-spec/0.7.0)")

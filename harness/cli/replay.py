@@ -41,10 +41,14 @@ def replay_command(args: argparse.Namespace) -> int:
     spec = args.target or expand_target(finding.target, args.file)
     if finding.kind == "commands":  # a command trace (harness/bridge/fuzz.py)
         from harness.bridge.fuzz import CommandSetupError, replay_lines, replay_steps
-        from harness.spec.specdir import SpecDir
+        from harness.spec.specdir import SpecDir, SpecDirError
 
         try:
-            commands = replay_steps(finding, spec, SpecDir.from_env(args.spec), timeout_s=args.timeout)  # type: ignore[arg-type]
+            spec_dir_c = SpecDir.from_env(args.spec)
+        except SpecDirError as e:
+            raise UsageError(str(e)) from e
+        try:
+            commands = replay_steps(finding, spec, spec_dir_c, timeout_s=args.timeout)  # type: ignore[arg-type]
         except CommandSetupError as e:
             raise UsageError(str(e)) from e
         for line in replay_lines(commands, finding, spec):  # type: ignore[arg-type]
