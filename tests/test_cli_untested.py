@@ -90,7 +90,7 @@ def test_run_verdict() -> None:
 class _NoStepSupervisor:
     """A campaign whose workers ran no step (their start-up took the budget), without workers."""
 
-    def __init__(self, spec: Any, on_update: Any = None, on_checkpoint: Any = None) -> None:
+    def __init__(self, spec: Any, on_update: Any = None, on_checkpoint: Any = None, **_: Any) -> None:
         from harness.campaign.supervisor import CampaignState, Slot
 
         self.state = CampaignState(spec)

@@ -7,6 +7,7 @@ database, shard), `branchCoverage`, the `outcomes` matrix and a `timeline` of sa
 from __future__ import annotations
 
 import os
+import socket
 import time
 from typing import Any
 
@@ -43,6 +44,8 @@ def report_document(state: CampaignState, argv: list[str], version: Any = None) 
         "startedAt": state.started_wall,
         "finishedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "status": state.status,
+        "pid": os.getpid(),  # with `host`: a second campaign into this folder sees a live one
+        "host": socket.gethostname(),
         "verdict": run_verdict(status=state.status, findings=len(findings), steps=steps),
         "stoppedBecause": state.stopped_because,
         "target": ", ".join(spec.targets),

@@ -14,7 +14,7 @@ from typing import Any
 from harness.errors import UsageError
 
 from . import _profiles
-from ._common import check_out_folder, open_target_or_usage, profile_or_usage, program_name
+from ._common import open_target_or_usage, prepare_out, profile_or_usage, program_name
 
 
 def _positive(text: str, what: str, kind: type = float) -> Any:
@@ -28,13 +28,16 @@ def _positive(text: str, what: str, kind: type = float) -> Any:
 
 
 def campaign_command(args: argparse.Namespace) -> int:
+    # The budget counts from here, as `run`'s does: checking the targets and starting the
+    # workers included (every worker gets this deadline, not a budget of its own).
+    started = time.monotonic()
     from harness.campaign.live import Display
     from harness.campaign.results import report_document
     from harness.campaign.supervisor import CampaignSpec, Supervisor, default_workers, parse_shard
     from harness.engine.run import DEFAULT_KINDS
     from harness.report.coverage import combine
     from harness.report.merge import write_report_folder
-    from harness.report.writers import write_atomic
+    from harness.report.writers import run_verdict, write_atomic
     from harness.spec.versions import KINDS
 
     minutes = _positive(args.minutes, "--minutes")
@@ -70,7 +73,13 @@ def campaign_command(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     shard_tag = f"-shard{shard[0]}of{shard[1]}" if shard else ""
     out = Path(args.out) if args.out else Path("reports") / f"campaign-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}{shard_tag}"
-    check_out_folder(out)  # an unwritable place is a usage error before any worker starts
+    # `run`'s --out rules: an earlier run or campaign there is refused unless --overwrite
+    # (its outputs removed; the example database kept) or --append (its findings kept);
+    # an unwritable place is a usage error before any worker starts.
+    from harness.report.writers import CAMPAIGN_OUTPUTS
+
+    earlier = prepare_out(out, overwrite=args.overwrite, append=args.append, outputs=CAMPAIGN_OUTPUTS)
+    earlier_files = sorted(str(p) for p in (out / "findings").glob("*.json")) if earlier else []
     database = Path(args.database) if args.database else out / "example-db"
     spec = CampaignSpec(
         targets=targets, budget_s=minutes * 60.0, workers=workers, seed=seed, out=out, database=database,
@@ -89,11 +98,18 @@ def campaign_command(args: argparse.Namespace) -> int:
         f"{f', shard {shard[0]}/{shard[1]}' if shard else ''}; database {database}; report in {out}"
     )
 
-    def checkpoint(state: Any) -> None:
+    def document(state: Any) -> dict[str, Any]:
         doc = report_document(state, argv, profile.version)
-        write_atomic(out / "report.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        if earlier_files:  # --append: the earlier run's findings stay, listed apart from this one's
+            doc["earlierFindings"] = earlier_files
+            doc["findings"] = [f for f in doc["findings"] if not (f.get("fromDisk") and f.get("file") in earlier_files)]
+            doc["verdict"] = run_verdict(status=doc["status"], findings=len(doc["findings"]), steps=doc["steps"])
+        return doc
 
-    supervisor = Supervisor(spec, on_update=display.update, on_checkpoint=checkpoint)
+    def checkpoint(state: Any) -> None:
+        write_atomic(out / "report.json", json.dumps(document(state), indent=2, ensure_ascii=False) + "\n")
+
+    supervisor = Supervisor(spec, on_update=display.update, on_checkpoint=checkpoint, started=started)
     with display:
         state = supervisor.run()  # SIGINT and SIGTERM stop it cleanly (its own handlers)
         display.update(state, force=True)
@@ -107,7 +123,7 @@ def campaign_command(args: argparse.Namespace) -> int:
             state.branches = full
             if state.timeline:
                 state.timeline[-1]["branchPercent"] = full["percentBranches"]
-    doc = report_document(state, argv, profile.version)
+    doc = document(state)
     if doc["verdict"] == "untested":  # no worker ran a step: nothing was tested, never "clean"
         doc["untested"] = untested_reason(doc, minutes, out)
     write_report_folder(out, doc)
@@ -156,8 +172,9 @@ def register(sub: Any) -> None:
         description="Run worker processes (one per core by default) that fuzz the targets until the "
         "time is up, sharing one Hypothesis example database; findings are saved as they are "
         "confirmed; report.json, junit.xml and index.html go to the run folder. A second run with the "
-        "same --database (or --out) resumes from the database. Ctrl-C stops cleanly and still writes the "
-        "report. Exit 0 clean, 1 findings, 2 usage/setup error.",
+        "same --database (or the same --out, with --overwrite or --append) resumes from the database. Ctrl-C stops cleanly and still writes the "
+        "report. An --out folder holding an earlier run is refused unless --overwrite or --append. "
+        "Exit 0 clean, 1 findings, 2 usage/setup error or nothing tested (no worker ran a step).",
     )
     p.add_argument("--minutes", required=True, help="wall-clock budget in minutes (e.g. 1, 0.5, 480)")
     p.add_argument("--workers", help="worker processes (default: one per core)")
@@ -185,7 +202,13 @@ def register(sub: Any) -> None:
                    "(every step a Hypothesis draw); default fast (docs/lanes.md)")
     p.add_argument("--no-steer", action="store_true",
                    help="no outcome feedback (no event()/target() on (type, outcome) pairs)")
-    p.add_argument("--out", help="run folder (default: reports/campaign-<time>-seed<seed>)")
+    p.add_argument("--out", help="run folder (default: reports/campaign-<time>-seed<seed>); a folder "
+                   "holding an earlier run or campaign is refused unless --overwrite or --append")
+    reuse = p.add_mutually_exclusive_group()
+    reuse.add_argument("--overwrite", action="store_true",
+                       help="remove an earlier run's outputs from --out first (its example database stays)")
+    reuse.add_argument("--append", action="store_true",
+                       help="keep an earlier run's findings in --out and add to them")
     p.add_argument("--database", help="Hypothesis example database folder (default: <out>/example-db)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(func=campaign_command)

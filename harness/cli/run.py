@@ -11,7 +11,6 @@ import argparse
 import contextlib
 import inspect
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -33,10 +32,10 @@ from harness.spec.specdir import ENV_VAR as SPEC_ENV
 
 from . import _profiles
 from ._common import (
-    check_out_folder,
     duration_type,
     int_range,
     open_target_or_usage,
+    prepare_out,
     program_name,
     seconds_type,
 )
@@ -74,7 +73,7 @@ def run_command(args: argparse.Namespace) -> int:
     baseline = _profiles.baseline_or_usage(args.baseline)
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     out = Path(args.out) if args.out else Path("reports") / f"run-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
-    earlier = _prepare_out(out, overwrite=args.overwrite, append=args.append)
+    earlier = prepare_out(out, overwrite=args.overwrite, append=args.append)
     args.crash_dir = out  # an internal error leaves its traceback here
     program = program_name()
     is_model = args.target.strip() == "reference"
@@ -186,30 +185,6 @@ def _kinds(text: str | None, default: tuple[str, ...], known: tuple[str, ...]) -
     if bad:
         raise UsageError(f"--kinds: unknown state kind {', '.join(bad)} (want some of {', '.join(known)})")
     return tuple(dict.fromkeys(kinds))
-
-
-def _prepare_out(out: Path, *, overwrite: bool, append: bool) -> bool:
-    """Check --out; with --overwrite remove an earlier run's outputs. True when appending to an
-    earlier run. An earlier run without either flag is a usage error (nothing is mixed)."""
-    from harness.report.writers import RUN_OUTPUTS, earlier_run, run_is_live
-
-    check_out_folder(out)
-    about = earlier_run(out)
-    if about is None:
-        return False
-    if run_is_live(out):  # never clear or join a run that is still writing there
-        raise UsageError(f"--out: {about}; choose another folder")
-    if overwrite:
-        for name in RUN_OUTPUTS:
-            p = out / name
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p)
-            elif p.exists() or p.is_symlink():
-                p.unlink()
-        return False
-    if append:
-        return True
-    raise UsageError(f"--out: {about}; pass --overwrite to replace it or --append to add to it")
 
 
 @contextlib.contextmanager

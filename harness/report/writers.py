@@ -36,6 +36,9 @@ from harness.engine.events import (
 REPORT_FORMAT = "ahp-fuzz/report"
 #: What a run writes into its folder (`--overwrite` removes exactly these).
 RUN_OUTPUTS = ("report.json", "junit.xml", "index.html", "findings", "internal-error.txt")
+#: What a campaign writes besides (`--overwrite` removes these too; the example database stays:
+#: it is an accelerator a later campaign resumes from).
+CAMPAIGN_OUTPUTS = (*RUN_OUTPUTS, "coverage", "workers")
 
 
 #: The one-word verdicts of a run, a campaign or a merge (`report.json` `"verdict"`, docs/report.md).
