@@ -10,6 +10,7 @@ start.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,14 @@ def replay_command(args: argparse.Namespace) -> int:
     spec = args.target or expand_target(finding.target, args.file)
     if finding.kind == "commands":  # a command trace (harness/bridge/fuzz.py)
         from harness.bridge.fuzz import CommandSetupError, replay_lines, replay_steps
-        from harness.spec.specdir import SpecDir, SpecDirError
+        from harness.spec.specdir import ENV_VAR, SpecDir, SpecDirError
 
         try:
             spec_dir_c = SpecDir.from_env(args.spec)
         except SpecDirError as e:
             raise UsageError(str(e)) from e
+        if spec_dir_c is not None:  # the host the trace replays on reads it, as in the run
+            os.environ[ENV_VAR] = str(spec_dir_c.path)
         try:
             commands = replay_steps(finding, spec, spec_dir_c, timeout_s=args.timeout)  # type: ignore[arg-type]
         except CommandSetupError as e:
