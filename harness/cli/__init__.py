@@ -10,6 +10,7 @@ interrupted by SIGINT / SIGTERM.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -76,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except UsageError as e:
         print(f"ahp-fuzz: error: {e}", file=sys.stderr)
+        _json_failure(args, str(e), EXIT_USAGE)
         return EXIT_USAGE
     except RunStopped as e:  # (a KeyboardInterrupt: caught first)
         print(f"ahp-fuzz: interrupted ({e.reason})", file=sys.stderr)
@@ -94,7 +96,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  this is a bug in ahp-fuzz, not in the target; traceback saved to {where}",
             file=sys.stderr,
         )
+        _json_failure(args, f"internal error: {type(e).__name__}: {e} (traceback: {where})", EXIT_INTERNAL)
         return EXIT_INTERNAL
+
+
+#: The commands whose `--json` promises one JSON document on stdout, also when they fail.
+JSON_COMMANDS = ("run", "replay", "campaign")
+
+
+def _json_failure(args: argparse.Namespace, message: str, code: int) -> None:
+    """With `--json`, a command that stopped on an error still prints its one document."""
+    if getattr(args, "json", False) and getattr(args, "command", None) in JSON_COMMANDS:
+        from harness.report.result import usage_error, write
+
+        with contextlib.suppress(OSError):
+            write(usage_error(args.command, message, code))
 
 
 def _save_traceback(folder: Path | None) -> str:

@@ -128,20 +128,28 @@ def campaign_command(args: argparse.Namespace) -> int:
         doc["untested"] = untested_reason(doc, minutes, out)
     write_report_folder(out, doc)
     # Results on stdout (progress went to stderr): the verdict, the replay commands, and last the
-    # path of the HTML report alone on its line (`ahp-fuzz campaign … | tail -1`).
-    print(summary_line(doc))
+    # path of the HTML report alone on its line (`ahp-fuzz campaign … | tail -1`). With --json
+    # they go to stderr and stdout is the JSON document alone.
+    said = sys.stderr if args.json else sys.stdout
+    print(summary_line(doc), file=said)
     for f in doc["findings"]:
-        print(f"replay: {f['replay']}")
-    print(f"report: {out / 'report.json'}")
-    print(out / "index.html", flush=True)
+        print(f"replay: {f['replay']}", file=said)
+    print(f"report: {out / 'report.json'}", file=said)
+    print(out / "index.html", file=said, flush=True)
     if doc["verdict"] == "untested":
         print(f"ahp-fuzz: error: nothing was tested: {doc['untested']}", file=sys.stderr)
-        return 2
-    if doc["findings"]:
-        return 1
-    if state.status == "interrupted":
-        return 143 if state.stopped_because == "SIGTERM" else 130
-    return 0
+        code = 2
+    elif doc["findings"]:
+        code = 1
+    elif state.status == "interrupted":
+        code = 143 if state.stopped_because == "SIGTERM" else 130
+    else:
+        code = 0
+    if args.json:
+        from harness.report import result
+
+        result.write(result.from_report("campaign", doc, out, code))
+    return code
 
 
 def summary_line(doc: dict[str, Any]) -> str:
@@ -211,4 +219,7 @@ def register(sub: Any) -> None:
                        help="keep an earlier run's findings in --out and add to them")
     p.add_argument("--database", help="Hypothesis example database folder (default: <out>/example-db)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as one JSON document on stdout (docs/report.md); the verdict "
+                   "lines go to stderr")
     p.set_defaults(func=campaign_command)

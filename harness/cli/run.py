@@ -98,7 +98,7 @@ def run_command(args: argparse.Namespace) -> int:
                 raise UsageError(f"--append: {e}") from e
             report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]],
                                 earlier_findings=earlier_files)
-            stdout = make_console(stderr=False)
+            stdout = make_console(stderr=args.json)  # --json: stdout is the JSON document alone
             console = ConsoleReporter(
                 out=stdout, quiet=args.quiet,
                 replay_for=lambda f: f.replay_command(findings.paths.get(f.signature), program),
@@ -143,15 +143,21 @@ def run_command(args: argparse.Namespace) -> int:
         report.untested_because(untested)  # report.json, and the HTML page written next, say why
     stdout.print(f"report: {out / 'report.json'} ({write_html(out)})", markup=False)
     if summary.status == "interrupted":
-        return EXIT_SIGTERM if summary.stopped_because == "SIGTERM" else EXIT_SIGINT
-    if summary.findings:
-        return EXIT_FOUND
-    if summary.target_unusable:
-        return EXIT_USAGE
-    if untested is not None:  # nothing was tested: not clean (exit 2, as for a setup error)
+        code = EXIT_SIGTERM if summary.stopped_because == "SIGTERM" else EXIT_SIGINT
+    elif summary.findings:
+        code = EXIT_FOUND
+    elif summary.target_unusable:
+        code = EXIT_USAGE
+    elif untested is not None:  # nothing was tested: not clean (exit 2, as for a setup error)
         print(f"ahp-fuzz: error: nothing was tested: {untested}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_CLEAN
+        code = EXIT_USAGE
+    else:
+        code = EXIT_CLEAN
+    if args.json:
+        from harness.report import result
+
+        result.write(result.from_report("run", report.data, out, code))
+    return code
 
 
 def untested_reason(summary: Any, budget_s: float, opened_after_s: float) -> str:
@@ -252,4 +258,8 @@ def register(sub: Any) -> None:
                    "docs/lanes.md; live targets always use their own machine)")
     p.add_argument("--database", help="a Hypothesis example database folder shared across runs (accelerator)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as one JSON document on stdout (verdict, findings with their files "
+                   "and replay commands, known issues, report paths; docs/report.md); everything else goes "
+                   "to stderr")
     p.set_defaults(func=run_command)
