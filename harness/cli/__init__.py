@@ -41,6 +41,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "host",
     "export_fixture",
     "commands",
+    "completion",
 )
 
 __all__ = ["COMMAND_MODULES", "UsageError", "build_parser", "main"]
@@ -66,6 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ahp-fuzz: internal error: {type(e).__name__}: {e}\n  traceback saved to {where}",
               file=sys.stderr)
         return EXIT_INTERNAL
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (`ahp-fuzz completion SHELL`)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)  # prints them and exits; imported at no other time
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
