@@ -153,3 +153,14 @@ def test_a_worker_budget_is_the_time_left_until_the_deadline() -> None:
     no_deadline = WorkerSpec(index=0, generation=0, run_seed=1, target="reference", profile="0.7.0",
                              budget_s=15.0, findings_dir="f", database=None)
     assert no_deadline.budget_left(1003.0) == 15.0
+
+
+def test_a_campaign_records_the_schema_checks_its_workers_had(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(supervisor, "Supervisor", _SteppingSupervisor)
+    monkeypatch.delenv("AHP_SPEC_DIR", raising=False)
+    out = tmp_path / "c"
+    assert main(_campaign(out)) == 0, capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text())
+    assert report["schemaChecks"] == {"payloadSchema": None, "publishedSchema": None}
+    assert "off in this run: no spec folder" in (out / "index.html").read_text()

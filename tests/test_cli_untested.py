@@ -127,3 +127,17 @@ def test_a_merge_junit_flags_an_untested_or_interrupted_campaign() -> None:
     assert "<error" in junit_from_report({**base, "status": "finished", "steps": 0})
     interrupted = junit_from_report({**base, "status": "interrupted", "steps": 5, "stoppedBecause": "SIGINT"})
     assert 'errors="1"' in interrupted and "campaign interrupted (SIGINT)" in interrupted
+
+
+def test_a_database_the_fast_lane_does_not_use_is_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24: `--database` was a silent no-op on the default lane."""
+    _slow_start(monkeypatch)  # the notice is the run's first word; no step is needed to see it
+    out = tmp_path / "run"
+    main(["run", "--budget", "1s", "--kinds", "root", "--database", str(tmp_path / "db"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert "note: --database is read and written by --lane hypothesis only" in err
+    assert any("--database" in n for n in json.loads((out / "report.json").read_text())["notices"])
+    main(["run", "--budget", "1s", "--kinds", "root", "--database", str(tmp_path / "db"), "--lane", "hypothesis",
+          "--out", str(tmp_path / "h")])
+    assert "--database is read and written" not in capsys.readouterr().err

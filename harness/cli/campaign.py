@@ -50,7 +50,7 @@ def campaign_command(args: argparse.Namespace) -> int:
     profile = profile_or_usage(args.profile)
     # The workers read $AHP_SPEC_DIR (the published-schema checks): loaded and validated here,
     # so a corrupt spec folder is a usage error before any worker starts.
-    _profiles.env_spec_or_usage()
+    env_spec = _profiles.env_spec_or_usage()
     kinds = tuple(k.strip() for k in args.kinds.split(",")) if args.kinds else DEFAULT_KINDS
     for k in kinds:
         if k not in KINDS:
@@ -92,14 +92,23 @@ def campaign_command(args: argparse.Namespace) -> int:
         program=program_name(),
     )
     argv = [*shlex.split(spec.program), *sys.argv[1:]]
+    # What the workers judge with: no payload schema (their runs take none), the published-schema
+    # checks when $AHP_SPEC_DIR has a state schema (the engine reads it there).
+    from harness.spec.verdict import VerdictSwitches, spec_version
+
+    published = spec_version(env_spec) if env_spec is not None and env_spec.schema_path("state").is_file() else None
+    schema_checks = VerdictSwitches(None, published).to_json()
     display = Display(quiet=args.quiet)
     display.console.print(
         f"ahp-fuzz campaign: {', '.join(targets)}, {workers} worker(s), {minutes:g} min, seed {seed}"
-        f"{f', shard {shard[0]}/{shard[1]}' if shard else ''}; database {database}; report in {out}"
+        f"{f', shard {shard[0]}/{shard[1]}' if shard else ''}; database {database}"
+        f"{' (unused: the fast lane does not read or write it; --lane hypothesis does)' if args.lane == 'fast' else ''}"
+        f"; report in {out}"
     )
 
     def document(state: Any) -> dict[str, Any]:
         doc = report_document(state, argv, profile.version)
+        doc["schemaChecks"] = schema_checks
         if earlier_files:  # --append: the earlier run's findings stay, listed apart from this one's
             doc["earlierFindings"] = earlier_files
             doc["findings"] = [f for f in doc["findings"] if not (f.get("fromDisk") and f.get("file") in earlier_files)]

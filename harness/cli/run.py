@@ -98,6 +98,7 @@ def run_command(args: argparse.Namespace) -> int:
                 raise UsageError(f"--append: {e}") from e
             report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]],
                                 earlier_findings=earlier_files)
+            report.data["schemaChecks"] = _profiles.run_switches(spec_dir).to_json()  # what INV-007 had
             stdout = make_console(stderr=args.json)  # --json: stdout is the JSON document alone
             console = ConsoleReporter(
                 out=stdout, quiet=args.quiet,
@@ -122,7 +123,7 @@ def run_command(args: argparse.Namespace) -> int:
                 schema=_profiles.schema_of(spec_dir),
                 baseline=baseline,
                 verdict=_profiles.run_switches(spec_dir),
-                notices=_profiles.checks_off_notices(spec_dir),
+                notices=(*_profiles.checks_off_notices(spec_dir), *_database_notice(args)),
                 lane=args.lane,
             )
             try:
@@ -171,6 +172,15 @@ def untested_reason(summary: Any, budget_s: float, opened_after_s: float) -> str
         return (f"{summary.examples} generated sequence(s) ran no step (stopped: {summary.stopped_because}); "
                 "the target or the options left nothing to send")
     return f"the run stopped ({summary.stopped_because}) before the first step"
+
+
+#: Said when `--database` is given to a lane that does not use it (before: a silent no-op).
+DATABASE_UNUSED = ("--database is read and written by --lane hypothesis only: the fast lane (the default) "
+                   "draws from its own seeded pools and neither reads nor writes it (docs/lanes.md)")
+
+
+def _database_notice(args: argparse.Namespace) -> tuple[str, ...]:
+    return (DATABASE_UNUSED,) if args.database and args.lane == "fast" else ()
 
 
 def _close(target: Any, *, quick: bool) -> None:
@@ -256,7 +266,8 @@ def register(sub: Any) -> None:
                    help="fast: Hypothesis fills pools, steps are mutated from them with a seeded PRNG; "
                    "hypothesis: every step a Hypothesis draw (default fast: more found per CPU-minute, "
                    "docs/lanes.md; live targets always use their own machine)")
-    p.add_argument("--database", help="a Hypothesis example database folder shared across runs (accelerator)")
+    p.add_argument("--database", help="a Hypothesis example database folder shared across runs (an "
+                   "accelerator of --lane hypothesis; the fast lane does not use it, and says so)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--json", action="store_true",
                    help="print the result as one JSON document on stdout (verdict, findings with their files "

@@ -39,15 +39,22 @@ def resolve_finding(entry: dict[str, Any], run_dir: Path) -> Path | None:
     return None
 
 
+#: The checks a run has only with a spec folder's published state schema (harness/spec/verdict.py).
+PUBLISHED_SCHEMA_CHECKS = ("INV-007", "INV-007.published")
+
+
 def _invariant_rows(report: dict[str, Any]) -> str:
     exercised = (report.get("outcomes") or {}).get("invariantSteps") or {}
     found: dict[str, int] = {}
     for f in report.get("findings") or []:
         found[f.get("invariant", "")] = found.get(f.get("invariant", ""), 0) + 1
     known = report.get("known") or {}
+    switches = report.get("schemaChecks")
     rows = []
     for inv in REGISTRY.values():
         d = as_dict(inv)
+        if inv.id in PUBLISHED_SCHEMA_CHECKS and isinstance(switches, dict) and not switches.get("publishedSchema"):
+            d["checked"] = "off in this run: no spec folder with a state schema (--spec DIR, $AHP_SPEC_DIR)"
         status = "finding" if found.get(inv.id) else "known" if inv.id in known else ""
         rows.append(
             f'<tr class="{status}" data-invariant="{esc(inv.id)}"><td>{esc(inv.id)}</td><td>{esc(d["title"])}</td>'
@@ -209,7 +216,7 @@ _PAGE = """<!DOCTYPE html>
 <div class="card">steps<b data-field="steps"></b></div>
 <div class="card">steps/s<b data-field="stepsPerSecond"></b></div>
 <div class="card">findings<b data-field="findings"></b></div>
-<div class="card">known-issue checks hit<b data-field="known"></b></div>
+<div class="card" title="invariants that fired as known upstream issues (one REDUCERS.md §11 item can trip several)">checks that saw a known issue<b data-field="known"></b></div>
 <div class="card">branch coverage (reference) %<b data-field="branchPercent"></b></div>
 <div class="card">(type, outcome) pairs<b data-field="outcomePairs"></b></div>
 <div class="card">workers<b data-field="workers"></b></div>

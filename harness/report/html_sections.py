@@ -67,9 +67,12 @@ def banner_html(report: dict[str, Any], origin: Path | None) -> str:
     extra = ""
     if items:
         numbers = [w.removeprefix("§11 ").removeprefix("items ").removeprefix("item ") for w in items]
+        checks = sum(len(row["invariants"]) for row in items.values())
         extra = (f'<p>{_plural(len(items), "known upstream issue")} seen (REDUCERS.md §11 '
                  f'item{"s" if len(items) > 1 else ""} {esc(", ".join(numbers))}: documented upstream contradictions, '
-                 'not failures; <a href="#known">listed below</a>)</p>')
+                 f'not failures; <a href="#known">listed below</a>), by {_plural(checks, "check")} — '
+                 'one §11 item can trip several invariants, so the summary\'s '
+                 '“checks that saw a known issue” counts the checks and this the issues</p>')
     rerun = rerun_command(report, origin)
     if rerun is not None:
         note = "" if origin is not None or not names_relative_paths(report.get("command") or []) else (
