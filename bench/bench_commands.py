@@ -3,11 +3,11 @@
 For every command defect of the embedded host: a run over *all* the spec's commands (the way a
 user runs it) and a run over the one command the defect lives in, both stopping at the first
 finding of the expected check; the seconds to that finding, the calls made, and whether the
-saved trace reproduced on a fresh host. The baseline is the clean host over the same budget
-(its findings, by severity). Seeds are fixed; the machine's load changes the seconds, not
-which examples are tried.
+saved trace reproduced on a fresh host. The baseline is the clean host over the same budget,
+once per seed of `--seeds` (its findings, by severity: the reference host must have none).
+Seeds are fixed; the machine's load changes the seconds, not which examples are tried.
 
-    AHP_SPEC_DIR=../shared/ahp-spec/0.7.0 .venv/bin/python bench/bench_commands.py --budget 60 --write
+    AHP_SPEC_DIR=../shared/ahp-spec/0.7.0 .venv/bin/python bench/bench_commands.py --budget 60 --seeds 1,2,3 --write
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def detect(spec: SpecDir, defect: str, methods: tuple[str, ...] | None, check: s
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=float, default=60.0)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1, help="the seed of the defect runs")
+    ap.add_argument("--seeds", help="comma-separated seeds of the clean-host baseline (default: --seed)")
     ap.add_argument("--only", help="comma-separated defects")
     ap.add_argument("--write", action="store_true", help="write bench/results/commands.md")
     args = ap.parse_args()
@@ -70,13 +71,20 @@ def main() -> int:
             rows.append((defect, check, scope, t, calls, rep))
             print(f"{defect:30s} {check:18s} {scope:16s} "
                   f"{'not found' if t is None else f'{t:6.1f}s'} calls={calls} reproduced={rep}", flush=True)
-    start = time.monotonic()
-    clean = run_commands(CommandRunConfig(target="host:embedded", spec=spec, seed=args.seed, budget_s=args.budget))
-    sev = Counter(f.severity for f in clean.findings)
-    clean_line = (f"clean host, all commands, {args.budget:g}s: {clean.calls} calls in "
-                  f"{time.monotonic() - start:.1f}s, {clean.rounds} round(s); findings by severity: "
-                  f"{dict(sev) or 'none'} ({', '.join(sorted({f.invariant + ' on ' + f.steps[f.failing_step].method for f in clean.findings})) or '-'})")
-    print(clean_line)
+    # The embedded host checks command params against the spec folder's schema, read from the
+    # environment as every process of `ahp-fuzz commands` does.
+    os.environ["AHP_SPEC_DIR"] = str(spec.path)
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else [args.seed]
+    clean_lines = []
+    for seed in seeds:
+        start = time.monotonic()
+        clean = run_commands(CommandRunConfig(target="host:embedded", spec=spec, seed=seed, budget_s=args.budget))
+        sev = Counter(f.severity for f in clean.findings)
+        seen = ", ".join(sorted({f.invariant + " on " + f.steps[f.failing_step].method for f in clean.findings}))
+        clean_lines.append(f"clean host, all commands, seed {seed}, {args.budget:g}s: {clean.calls} calls in "
+                           f"{time.monotonic() - start:.1f}s, {clean.rounds} round(s); findings by severity: "
+                           f"{dict(sev) or 'none'} ({seen or '-'})")
+        print(clean_lines[-1], flush=True)
     if args.write:
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         lines = [
@@ -86,7 +94,7 @@ def main() -> int:
             "",
             "```",
             f"AHP_SPEC_DIR=../shared/ahp-spec/0.7.0 .venv/bin/python bench/bench_commands.py --budget {args.budget:g} "
-            f"--seed {args.seed} --write",
+            f"--seed {args.seed}" + (f" --seeds {args.seeds}" if args.seeds else "") + " --write",
             "```",
             "",
             f"Machine: {platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the end of the run "
@@ -101,7 +109,8 @@ def main() -> int:
         for defect, check, scope, t, calls, rep in rows:
             lines.append(f"| `{defect}` | {check} | {scope} | {'not found' if t is None else f'{t:.1f} s'} "
                          f"| {calls} | {'yes' if rep else 'no'} |")
-        lines += ["", "Baseline, same seed and budget:", "", f"- {clean_line}", ""]
+        lines += ["", f"Baseline, the same budget, seed{'s' if len(seeds) > 1 else ''} "
+                  f"{', '.join(map(str, seeds))}:", "", *[f"- {line}" for line in clean_lines], ""]
         Path(__file__).resolve().parent.joinpath("results", "commands.md").write_text("\n".join(lines))
     return 0
 

@@ -51,6 +51,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fuzz: bounded, deterministic fuzz tier (pytest -m fuzz)")
+    from harness.spec.specdir import pin_env
+
+    # A relative $AHP_SPEC_DIR means the folder pytest was started in, for the whole session: a
+    # test that changes directory, or starts a process elsewhere, still sees that folder.
+    pin_env(config.invocation_params.dir)
+
+
+def _path_option(config: pytest.Config, name: str) -> Path | None:
+    """A path option, resolved against the folder pytest was started in (None: not given)."""
+    value = config.getoption(name)
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else Path(config.invocation_params.dir) / path
 
 
 def replay_program() -> str:
@@ -71,18 +85,28 @@ class _Run:
     """What the items of one pytest session share: options, the open target, the profile."""
 
     def __init__(self, config: pytest.Config) -> None:
+        from harness.cli._profiles import spec_or_usage
+        from harness.errors import UsageError
         from harness.reference.profile_rule import choose_profile
-        from harness.spec.specdir import SpecDir
 
         opt = config.getoption
         self.target_spec: str = opt("ahp_target")
-        self.spec = SpecDir.from_env(opt("ahp_spec"))
-        self.choice = choose_profile(opt("ahp_profile"), spec=self.spec, target=self.target_spec)
+        spec = _path_option(config, "ahp_spec")
+        # Usage errors, not INTERNALERROR tracebacks (pytest exits 4 and says why).
+        try:  # --ahp-spec, else a ts: target's checkout, else $AHP_SPEC_DIR (as the command line)
+            self.spec = spec_or_usage(str(spec) if spec is not None else None, target=self.target_spec)
+        except UsageError as e:
+            raise pytest.UsageError(f"{'--ahp-spec' if spec is not None else 'spec folder'}: {e}") from e
+        try:
+            self.choice = choose_profile(opt("ahp_profile"), spec=self.spec, target=self.target_spec)
+        except ValueError as e:
+            raise pytest.UsageError(f"--ahp-profile: {e}") from e
         self.timeout = float(opt("ahp_timeout"))
-        self.out = Path(opt("ahp_out")).resolve()
+        self.out = _path_option(config, "ahp_out") or Path(config.invocation_params.dir) / ".ahp-fuzz"
+        self.corpus = _path_option(config, "ahp_corpus")
         self._target: Any = None
         self.notes: list[str] = []
-        baseline = opt("ahp_baseline")
+        baseline = _path_option(config, "ahp_baseline")
         if baseline:
             from harness.corpus.baseline import BaselineError, load_baseline
 
@@ -253,9 +277,9 @@ def _items(session: pytest.Session, run: _Run) -> Iterator[AhpItem]:
     kinds = session.config.getoption("ahp_kinds")
     for kind in [k.strip() for k in kinds.split(",") if k.strip()] if kinds else DEFAULT_KINDS:
         yield item("fuzz", kind)
-    corpus = session.config.getoption("ahp_corpus")
-    if corpus:
-        for path in sorted(Path(corpus).rglob("*.json")):
+    corpus = run.corpus
+    if corpus is not None:
+        for path in sorted(corpus.rglob("*.json")):
             yield item("corpus", path.relative_to(corpus).as_posix(), str(path))
 
 

@@ -160,6 +160,30 @@ def test_error_code_requires_session_already_exists(fx: FileFixture) -> None:
     assert error_code(_obs(fx, "createSession", params, Reply(error={"code": -32003, "message": "x"}))) is None
 
 
+def test_error_code_takes_invalid_params_for_a_create_that_is_schema_invalid_besides(
+        fx: FileFixture, spec_dir: Any) -> None:
+    """A host may check the params first (issue 24: the embedded host refuses schema-invalid
+    params before its handler runs): -32602 answers a createSession on an existing URI whose
+    params are invalid anyway; with valid params only -32003 does."""
+    from dataclasses import replace
+
+    from harness.bridge.openapi import build_openapi
+
+    doc = build_openapi(spec_dir, methods=("createSession",))
+    invalid = {"channel": "ahp-session:/a", "_meta": True}
+    obs = replace(_obs(fx, "createSession", invalid, Reply(error={"code": -32602, "message": "x"})), document=doc)
+    assert error_code(obs) is None
+    valid = replace(_obs(fx, "createSession", {"channel": "ahp-session:/a"}, Reply(error={"code": -32602, "message": "x"})),
+                    document=doc)
+    assert error_code(valid) is not None
+
+
+def test_error_code_survives_a_channel_that_is_not_a_string(fx: FileFixture) -> None:
+    """Before: TypeError (unhashable list) in the check, an internal error of the whole run."""
+    obs = _obs(fx, "createSession", {"channel": ["ahp-session:/a"]}, Reply(error={"code": -32602, "message": "x"}))
+    assert error_code(obs) is None
+
+
 def test_error_code_requires_not_found_for_a_missing_path_in_a_session(fx: FileFixture) -> None:
     params = {"channel": "ahp-root://", "uri": "file://" + fx.path("work/alpha/missing.txt")}
     v = error_code(_obs(fx, "resourceResolve", params, Reply(error={"code": -32603, "message": "boom"})))

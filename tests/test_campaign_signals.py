@@ -63,6 +63,9 @@ def test_campaign_started_in_the_background_stops_on_a_signal(tmp_path: Path, si
     assert report is not None
     assert report["status"] == "interrupted" and report["stoppedBecause"] == sig.name
     assert (out / "index.html").is_file() and (out / "junit.xml").is_file()
+    # an interrupted campaign is no passing test case (before: junit.xml showed one)
+    junit = (out / "junit.xml").read_text()
+    assert 'errors="1"' in junit and f"campaign interrupted ({sig.name})" in junit, junit
     lines = stdout.strip().splitlines()
     assert lines[0].startswith(f"interrupted ({sig.name}): ")
     assert lines[-1] == str(out / "index.html")  # `ahp-fuzz campaign … | tail -1`

@@ -204,3 +204,20 @@ def test_a_folder_of_a_run_still_running_is_never_cleared(tmp_path: Path, capsys
     assert "still running" in capsys.readouterr().err
     assert old.is_file()
 
+
+
+@pytest.mark.parametrize("command", ["invariants", "strategies"])
+def test_tables_do_not_wrap_when_piped(command: str) -> None:
+    """README: no line is wrapped. Piped, a row of `invariants` or `strategies` is one line
+    (before: rich wrapped them at 80 columns, a row's cells continued on lines of their own)."""
+    done = subprocess.run([sys.executable, "-m", "harness.cli", command], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parent.parent, stdin=subprocess.DEVNULL,
+                          env={k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")})
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("│")]
+    continued = [line for line in rows if line.split("│")[1].strip() == ""]
+    assert rows and continued == [], continued[:3]
+    if command == "invariants":
+        from harness.invariants.registry import REGISTRY
+
+        assert len(rows) == len(REGISTRY)

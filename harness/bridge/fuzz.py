@@ -220,7 +220,7 @@ class CommandSession:
         disk_after, sessions_after = fx.snapshot(), self.sessions()
         self._last = (sessions_after, disk_after)
         return Observation(method, params, reply, fx, disk_before, disk_after, sessions_before, sessions_after,
-                           multiroot=self.multiroot, confinement_severity=severity)
+                           multiroot=self.multiroot, confinement_severity=severity, document=self.document)
 
     def close(self) -> None:
         if self.link is not None:

@@ -7,10 +7,12 @@ database, shard), `branchCoverage`, the `outcomes` matrix and a `timeline` of sa
 from __future__ import annotations
 
 import os
+import socket
 import time
 from typing import Any
 
 from harness import __version__
+from harness.report.writers import run_verdict
 
 from .supervisor import CampaignState, outcomes_section
 
@@ -31,6 +33,7 @@ def report_document(state: CampaignState, argv: list[str], version: Any = None) 
     known_counts = {}
     for slot in state.slots:
         known_counts[slot.index] = int(slot.total("known"))
+    findings = sorted(state.findings.values(), key=lambda f: (f["invariant"], f["kind"], f["signature"]))
     return {
         "format": REPORT_FORMAT,
         "formatVersion": REPORT_FORMAT_VERSION,
@@ -41,6 +44,9 @@ def report_document(state: CampaignState, argv: list[str], version: Any = None) 
         "startedAt": state.started_wall,
         "finishedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "status": state.status,
+        "pid": os.getpid(),  # with `host`: a second campaign into this folder sees a live one
+        "host": socket.gethostname(),
+        "verdict": run_verdict(status=state.status, findings=len(findings), steps=steps),
         "stoppedBecause": state.stopped_because,
         "target": ", ".join(spec.targets),
         "targets": list(spec.targets),
@@ -52,7 +58,7 @@ def report_document(state: CampaignState, argv: list[str], version: Any = None) 
         "examples": state.examples,
         "steps": steps,
         "stepsPerSecond": round(steps / elapsed, 1) if elapsed else None,
-        "findings": sorted(state.findings.values(), key=lambda f: (f["invariant"], f["kind"], f["signature"])),
+        "findings": findings,
         "known": state.known,
         "knownHits": sum(known_counts.values()),
         "coverage": dict(sorted(sent.items())),

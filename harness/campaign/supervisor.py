@@ -30,10 +30,13 @@ from harness.engine.run import DEFAULT_LANE
 from .outcomes import OutcomeMatrix, matrix_report
 from .worker import WorkerSpec, spec_line
 
-#: Seconds after the deadline a worker may take to finish its chunk (a shrink is bounded too).
-GRACE_S = 20.0
+#: Seconds after the deadline a worker may take to send its last report. Every worker has the
+#: campaign's deadline itself (its engine checks it before every step and every shrinking
+#: replay, as `run`'s does), so a healthy worker has stopped by then; one that has not gets
+#: SIGTERM, a second SIGTERM half-way through TERM_WAIT_S, then SIGKILL.
+GRACE_S = 2.0
 #: Seconds between SIGTERM and SIGKILL when stopping.
-TERM_WAIT_S = 10.0
+TERM_WAIT_S = 6.0
 
 
 @dataclass
@@ -155,9 +158,12 @@ def _reader(slot: int, generation: int, stream: IO[str], inbox: queue.Queue[tupl
 
 class Supervisor:
     def __init__(self, spec: CampaignSpec, on_update: Callable[[CampaignState], None] | None = None,
-                 on_checkpoint: Callable[[CampaignState], None] | None = None) -> None:
+                 on_checkpoint: Callable[[CampaignState], None] | None = None, *,
+                 started: float | None = None) -> None:
+        """`started`: the `time.monotonic()` the budget counts from (the command's start;
+        default now)."""
         self.spec = spec
-        self.state = CampaignState(spec)
+        self.state = CampaignState(spec) if started is None else CampaignState(spec, started=started)
         self.on_update = on_update or (lambda s: None)
         self.on_checkpoint = on_checkpoint or (lambda s: None)
         self.inbox: queue.Queue[tuple[int, int, Any]] = queue.Queue()
@@ -190,7 +196,7 @@ class Supervisor:
             run_seed = shard_seed(self.spec.seed, *self.spec.shard)
         wspec = WorkerSpec(
             index=slot.index, generation=slot.generation, run_seed=run_seed, target=slot.target,
-            profile=self.spec.profile, budget_s=remaining,
+            profile=self.spec.profile, budget_s=remaining, deadline=self.deadline,
             findings_dir=str(self.spec.out / "findings"), database=str(self.spec.database),
             kinds=self.spec.kinds or WorkerSpec.kinds, max_steps=self.spec.max_steps,
             chunk_examples=self.spec.chunk_examples, adversarial_percent=self.spec.adversarial_percent,

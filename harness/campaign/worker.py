@@ -69,6 +69,16 @@ class WorkerSpec:
     steer: bool = True  # outcome hook + Hypothesis target phase
     lane: str = DEFAULT_LANE  # "fast" | "hypothesis" (RunConfig.lane)
     program: str = "ahp-fuzz"  # how ahp-fuzz was invoked, for the replay commands it writes
+    #: The campaign's deadline, a `time.monotonic()` value (the clock is the machine's, shared
+    #: by its processes): the worker's budget is the time left until it, measured when the
+    #: worker starts, so its own start-up counts as the campaign's (None: `budget_s` from now).
+    deadline: float | None = None
+
+    def budget_left(self, now: float) -> float:
+        """The worker's budget at `now`: the time left until the campaign's deadline."""
+        if self.deadline is None:
+            return self.budget_s
+        return max(0.0, self.deadline - now)
 
     @property
     def seed(self) -> int:
@@ -113,7 +123,7 @@ class WorkerSink:
         self.last = {"elapsed": 0.0, "examples": 0, "steps": 0, "known": 0, "chunk": 0}
         self.sent: dict[str, dict[str, int]] = {}
         self.reason = "interrupted"
-        self.deadline = time.monotonic() + spec.budget_s
+        self.deadline = spec.deadline if spec.deadline is not None else time.monotonic() + spec.budget_s
         self.signalled: str | None = None
 
     def stop_reason(self) -> str | None:
@@ -170,9 +180,12 @@ class WorkerSink:
 def run_worker(spec: WorkerSpec, wire: Wire) -> int:
     from harness.targets.base import open_target
 
-    # The engine's control holds the hard deadline (checked before every step); a first signal
-    # asks the worker to stop after the current chunk, a second one stops it at once.
-    control = RunControl(spec.budget_s)
+    # The engine's control holds the hard deadline (checked before every step): the campaign's,
+    # counted on the machine's monotonic clock, so this process's start-up is inside it. A first
+    # signal asks the worker to stop after the current chunk, a second one stops it at once.
+    now = time.monotonic()
+    budget_s = spec.budget_left(now)
+    control = RunControl(budget_s, started=now)
     profile = Profile.named(spec.profile)
     target = open_target(spec.target, profile=profile, timeout_s=spec.timeout_s)
     is_model = spec.target.strip() == "reference"
@@ -196,7 +209,7 @@ def run_worker(spec: WorkerSpec, wire: Wire) -> int:
         target_is_model=is_model,
         profile=profile,
         seed=spec.seed,
-        budget_s=spec.budget_s,
+        budget_s=budget_s,
         chunk_examples=spec.chunk_examples,
         max_steps=spec.max_steps,
         kinds=spec.kinds,

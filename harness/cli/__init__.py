@@ -10,6 +10,7 @@ interrupted by SIGINT / SIGTERM.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -40,6 +41,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "host",
     "export_fixture",
     "commands",
+    "completion",
 )
 
 __all__ = ["COMMAND_MODULES", "UsageError", "build_parser", "main"]
@@ -65,14 +67,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ahp-fuzz: internal error: {type(e).__name__}: {e}\n  traceback saved to {where}",
               file=sys.stderr)
         return EXIT_INTERNAL
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (`ahp-fuzz completion SHELL`)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)  # prints them and exits; imported at no other time
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from harness.cli._paths import resolve_at_start
+
+    resolve_at_start(args)  # relative paths mean the folder the command ran in, from here on
     try:
         return int(args.func(args))
     except UsageError as e:
         print(f"ahp-fuzz: error: {e}", file=sys.stderr)
+        _json_failure(args, str(e), EXIT_USAGE)
         return EXIT_USAGE
     except RunStopped as e:  # (a KeyboardInterrupt: caught first)
         print(f"ahp-fuzz: interrupted ({e.reason})", file=sys.stderr)
@@ -91,7 +101,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  this is a bug in ahp-fuzz, not in the target; traceback saved to {where}",
             file=sys.stderr,
         )
+        _json_failure(args, f"internal error: {type(e).__name__}: {e} (traceback: {where})", EXIT_INTERNAL)
         return EXIT_INTERNAL
+
+
+#: The commands whose `--json` promises one JSON document on stdout, also when they fail.
+JSON_COMMANDS = ("run", "replay", "campaign")
+
+
+def _json_failure(args: argparse.Namespace, message: str, code: int) -> None:
+    """With `--json`, a command that stopped on an error still prints its one document."""
+    if getattr(args, "json", False) and getattr(args, "command", None) in JSON_COMMANDS:
+        from harness.report.result import usage_error, write
+
+        with contextlib.suppress(OSError):
+            write(usage_error(args.command, message, code))
 
 
 def _save_traceback(folder: Path | None) -> str:

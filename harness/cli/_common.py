@@ -127,6 +127,31 @@ def _python_spelling() -> str:
     return exe if rel.startswith("..") else rel
 
 
+def prepare_out(out: Path, *, overwrite: bool, append: bool, outputs: tuple[str, ...] | None = None) -> bool:
+    """Check --out; with --overwrite remove an earlier run's `outputs` (default: what a `run`
+    writes, `RUN_OUTPUTS`). True when appending to an earlier run. An earlier run without
+    either flag is a usage error (nothing is mixed). The same rules for `run` and `campaign`."""
+    from harness.report.writers import RUN_OUTPUTS, earlier_run, run_is_live
+
+    check_out_folder(out)
+    about = earlier_run(out)
+    if about is None:
+        return False
+    if run_is_live(out):  # never clear or join a run that is still writing there
+        raise UsageError(f"--out: {about}; choose another folder")
+    if overwrite:
+        for name in outputs if outputs is not None else RUN_OUTPUTS:
+            p = out / name
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            elif p.exists() or p.is_symlink():
+                p.unlink()
+        return False
+    if append:
+        return True
+    raise UsageError(f"--out: {about}; pass --overwrite to replace it or --append to add to it")
+
+
 def check_out_folder(out: Path) -> None:
     """--out must be a folder (or not exist yet) this process can write in: checked before
     anything starts by making the folder and writing (then removing) a probe file in it, so

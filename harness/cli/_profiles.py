@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from harness.errors import UsageError
 from harness.reference.profile_rule import ProfileChoice, choose_profile, mismatch
-from harness.spec.specdir import SpecDir, SpecDirError
+from harness.spec.specdir import SpecDir, SpecDirCorrupt, SpecDirError
 
 
 def add_options(p: argparse.ArgumentParser, *, baseline: bool = True) -> None:
@@ -41,13 +41,25 @@ def spec_or_usage(explicit: str | None, target: str | None = None) -> SpecDir | 
 
 def checkout_of(target: str | None) -> SpecDir | None:
     """The spec folder a `ts:DIR` target names (None: not a `ts:` target, or DIR holds neither
-    `schema/` nor `types/test-cases/`)."""
+    `schema/` nor `types/test-cases/`). A checkout whose schemas or fixtures do not parse is
+    `SpecDirCorrupt`: an error, not a folder quietly passed over."""
     if not target or not target.strip().startswith("ts:"):
         return None
     try:
         return SpecDir(target.strip()[3:])
+    except SpecDirCorrupt:
+        raise
     except SpecDirError:
         return None
+
+
+def env_spec_or_usage() -> SpecDir | None:
+    """`$AHP_SPEC_DIR`, loaded (and so validated) at start-up, as a usage error when it is not
+    a sound spec folder — for commands such as `campaign` whose processes read it later."""
+    try:
+        return SpecDir.from_env()
+    except SpecDirError as e:
+        raise UsageError(f"AHP_SPEC_DIR: {e}") from e
 
 
 def choose_or_usage(explicit: str | None, **sources: Any) -> ProfileChoice:

@@ -13,7 +13,8 @@ from typing import Any
 
 from harness.errors import UsageError
 
-from ._common import check_out_folder, open_target_or_usage, profile_or_usage, program_name
+from . import _profiles
+from ._common import open_target_or_usage, prepare_out, profile_or_usage, program_name
 
 
 def _positive(text: str, what: str, kind: type = float) -> Any:
@@ -27,13 +28,16 @@ def _positive(text: str, what: str, kind: type = float) -> Any:
 
 
 def campaign_command(args: argparse.Namespace) -> int:
+    # The budget counts from here, as `run`'s does: checking the targets and starting the
+    # workers included (every worker gets this deadline, not a budget of its own).
+    started = time.monotonic()
     from harness.campaign.live import Display
     from harness.campaign.results import report_document
     from harness.campaign.supervisor import CampaignSpec, Supervisor, default_workers, parse_shard
     from harness.engine.run import DEFAULT_KINDS
     from harness.report.coverage import combine
     from harness.report.merge import write_report_folder
-    from harness.report.writers import write_atomic
+    from harness.report.writers import run_verdict, write_atomic
     from harness.spec.versions import KINDS
 
     minutes = _positive(args.minutes, "--minutes")
@@ -44,6 +48,9 @@ def campaign_command(args: argparse.Namespace) -> int:
     if workers < len(targets):
         raise UsageError(f"{len(targets)} targets need at least as many workers (--workers {workers})")
     profile = profile_or_usage(args.profile)
+    # The workers read $AHP_SPEC_DIR (the published-schema checks): loaded and validated here,
+    # so a corrupt spec folder is a usage error before any worker starts.
+    env_spec = _profiles.env_spec_or_usage()
     kinds = tuple(k.strip() for k in args.kinds.split(",")) if args.kinds else DEFAULT_KINDS
     for k in kinds:
         if k not in KINDS:
@@ -66,7 +73,13 @@ def campaign_command(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     shard_tag = f"-shard{shard[0]}of{shard[1]}" if shard else ""
     out = Path(args.out) if args.out else Path("reports") / f"campaign-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}{shard_tag}"
-    check_out_folder(out)  # an unwritable place is a usage error before any worker starts
+    # `run`'s --out rules: an earlier run or campaign there is refused unless --overwrite
+    # (its outputs removed; the example database kept) or --append (its findings kept);
+    # an unwritable place is a usage error before any worker starts.
+    from harness.report.writers import CAMPAIGN_OUTPUTS
+
+    earlier = prepare_out(out, overwrite=args.overwrite, append=args.append, outputs=CAMPAIGN_OUTPUTS)
+    earlier_files = sorted(str(p) for p in (out / "findings").glob("*.json")) if earlier else []
     database = Path(args.database) if args.database else out / "example-db"
     spec = CampaignSpec(
         targets=targets, budget_s=minutes * 60.0, workers=workers, seed=seed, out=out, database=database,
@@ -79,17 +92,33 @@ def campaign_command(args: argparse.Namespace) -> int:
         program=program_name(),
     )
     argv = [*shlex.split(spec.program), *sys.argv[1:]]
+    # What the workers judge with: no payload schema (their runs take none), the published-schema
+    # checks when $AHP_SPEC_DIR has a state schema (the engine reads it there).
+    from harness.spec.verdict import VerdictSwitches, spec_version
+
+    published = spec_version(env_spec) if env_spec is not None and env_spec.schema_path("state").is_file() else None
+    schema_checks = VerdictSwitches(None, published).to_json()
     display = Display(quiet=args.quiet)
     display.console.print(
         f"ahp-fuzz campaign: {', '.join(targets)}, {workers} worker(s), {minutes:g} min, seed {seed}"
-        f"{f', shard {shard[0]}/{shard[1]}' if shard else ''}; database {database}; report in {out}"
+        f"{f', shard {shard[0]}/{shard[1]}' if shard else ''}; database {database}"
+        f"{' (unused: the fast lane does not read or write it; --lane hypothesis does)' if args.lane == 'fast' else ''}"
+        f"; report in {out}"
     )
 
-    def checkpoint(state: Any) -> None:
+    def document(state: Any) -> dict[str, Any]:
         doc = report_document(state, argv, profile.version)
-        write_atomic(out / "report.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        doc["schemaChecks"] = schema_checks
+        if earlier_files:  # --append: the earlier run's findings stay, listed apart from this one's
+            doc["earlierFindings"] = earlier_files
+            doc["findings"] = [f for f in doc["findings"] if not (f.get("fromDisk") and f.get("file") in earlier_files)]
+            doc["verdict"] = run_verdict(status=doc["status"], findings=len(doc["findings"]), steps=doc["steps"])
+        return doc
 
-    supervisor = Supervisor(spec, on_update=display.update, on_checkpoint=checkpoint)
+    def checkpoint(state: Any) -> None:
+        write_atomic(out / "report.json", json.dumps(document(state), indent=2, ensure_ascii=False) + "\n")
+
+    supervisor = Supervisor(spec, on_update=display.update, on_checkpoint=checkpoint, started=started)
     with display:
         state = supervisor.run()  # SIGINT and SIGTERM stop it cleanly (its own handlers)
         display.update(state, force=True)
@@ -103,28 +132,54 @@ def campaign_command(args: argparse.Namespace) -> int:
             state.branches = full
             if state.timeline:
                 state.timeline[-1]["branchPercent"] = full["percentBranches"]
-    doc = report_document(state, argv, profile.version)
+    doc = document(state)
+    if doc["verdict"] == "untested":  # no worker ran a step: nothing was tested, never "clean"
+        doc["untested"] = untested_reason(doc, minutes, out)
     write_report_folder(out, doc)
     # Results on stdout (progress went to stderr): the verdict, the replay commands, and last the
-    # path of the HTML report alone on its line (`ahp-fuzz campaign … | tail -1`).
-    if state.steps == 0 and doc["campaign"]["crashes"]:
-        print(f"ahp-fuzz: error: no worker ran a step; see {out / 'workers'}", file=sys.stderr)
-        print(out / "index.html", flush=True)
-        return 2
-    verdict = "FOUND" if doc["findings"] else "clean"
-    if state.status == "interrupted":
-        verdict = f"interrupted ({state.stopped_because})"
-    print(f"{verdict}: {len(doc['findings'])} finding(s), {doc['steps']:,} steps in {doc['elapsedSeconds']:.0f}s "
-          f"({doc['stepsPerSecond'] or 0:,.0f}/s), {doc['campaign']['restarts']} worker restart(s)")
+    # path of the HTML report alone on its line (`ahp-fuzz campaign … | tail -1`). With --json
+    # they go to stderr and stdout is the JSON document alone.
+    said = sys.stderr if args.json else sys.stdout
+    print(summary_line(doc), file=said)
     for f in doc["findings"]:
-        print(f"replay: {f['replay']}")
-    print(f"report: {out / 'report.json'}")
-    print(out / "index.html", flush=True)
-    if doc["findings"]:
-        return 1
-    if state.status == "interrupted":
-        return 143 if state.stopped_because == "SIGTERM" else 130
-    return 0
+        print(f"replay: {f['replay']}", file=said)
+    print(f"report: {out / 'report.json'}", file=said)
+    print(out / "index.html", file=said, flush=True)
+    if doc["verdict"] == "untested":
+        print(f"ahp-fuzz: error: nothing was tested: {doc['untested']}", file=sys.stderr)
+        code = 2
+    elif doc["findings"]:
+        code = 1
+    elif state.status == "interrupted":
+        code = 143 if state.stopped_because == "SIGTERM" else 130
+    else:
+        code = 0
+    if args.json:
+        from harness.report import result
+
+        result.write(result.from_report("campaign", doc, out, code))
+    return code
+
+
+def summary_line(doc: dict[str, Any]) -> str:
+    """The campaign's verdict line, in the words and order of `run`'s (report/console.py), with
+    the workers' restarts after it."""
+    verdict = {"found": "FOUND", "interrupted": f"interrupted ({doc.get('stoppedBecause')})"}.get(
+        doc["verdict"], doc["verdict"])
+    elapsed = float(doc.get("elapsedSeconds") or 0.0)
+    return (f"{verdict}: {len(doc['findings'])} finding(s), {doc.get('knownHits', 0)} known-issue hit(s) in "
+            f"{doc.get('examples', 0)} runs / {doc.get('steps', 0)} steps, {elapsed:.1f}s "
+            f"({doc.get('stepsPerSecond') or 0:,.0f} steps/s); stopped: {doc.get('stoppedBecause')}; "
+            f"{doc['campaign']['workers']} worker(s), {doc['campaign']['restarts']} restart(s)")
+
+
+def untested_reason(doc: dict[str, Any], minutes: float, out: Path) -> str:
+    """Why a campaign whose workers ran no step tested nothing."""
+    crashes = doc["campaign"]["crashes"]
+    if crashes:
+        return f"no worker ran a step: {len(crashes)} worker crash(es); see the logs in {out / 'workers'}"
+    return (f"no worker ran a step in {float(doc.get('elapsedSeconds') or 0):.1f}s: start-up took the "
+            f"{minutes:g} min budget; give a longer --minutes (worker logs: {out / 'workers'})")
 
 
 def register(sub: Any) -> None:
@@ -134,8 +189,9 @@ def register(sub: Any) -> None:
         description="Run worker processes (one per core by default) that fuzz the targets until the "
         "time is up, sharing one Hypothesis example database; findings are saved as they are "
         "confirmed; report.json, junit.xml and index.html go to the run folder. A second run with the "
-        "same --database (or --out) resumes from the database. Ctrl-C stops cleanly and still writes the "
-        "report. Exit 0 clean, 1 findings, 2 usage/setup error.",
+        "same --database (or the same --out, with --overwrite or --append) resumes from the database. Ctrl-C stops cleanly and still writes the "
+        "report. An --out folder holding an earlier run is refused unless --overwrite or --append. "
+        "Exit 0 clean, 1 findings, 2 usage/setup error or nothing tested (no worker ran a step).",
     )
     p.add_argument("--minutes", required=True, help="wall-clock budget in minutes (e.g. 1, 0.5, 480)")
     p.add_argument("--workers", help="worker processes (default: one per core)")
@@ -163,7 +219,16 @@ def register(sub: Any) -> None:
                    "(every step a Hypothesis draw); default fast (docs/lanes.md)")
     p.add_argument("--no-steer", action="store_true",
                    help="no outcome feedback (no event()/target() on (type, outcome) pairs)")
-    p.add_argument("--out", help="run folder (default: reports/campaign-<time>-seed<seed>)")
+    p.add_argument("--out", help="run folder (default: reports/campaign-<time>-seed<seed>); a folder "
+                   "holding an earlier run or campaign is refused unless --overwrite or --append")
+    reuse = p.add_mutually_exclusive_group()
+    reuse.add_argument("--overwrite", action="store_true",
+                       help="remove an earlier run's outputs from --out first (its example database stays)")
+    reuse.add_argument("--append", action="store_true",
+                       help="keep an earlier run's findings in --out and add to them")
     p.add_argument("--database", help="Hypothesis example database folder (default: <out>/example-db)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as one JSON document on stdout (docs/report.md); the verdict "
+                   "lines go to stderr")
     p.set_defaults(func=campaign_command)

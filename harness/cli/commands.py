@@ -11,6 +11,7 @@ report path and the replay commands on stdout.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -31,7 +32,7 @@ def commands_command(args: argparse.Namespace) -> int:
     from harness.engine.events import EventBus, Notice, RunFinished
     from harness.report.console import make_console
     from harness.report.writers import FindingWriter, JsonReport, JunitReport
-    from harness.spec.specdir import SpecDir
+    from harness.spec.specdir import ENV_VAR, SpecDir, SpecDirError
 
     try:
         budget = parse_duration(args.budget)
@@ -42,10 +43,16 @@ def commands_command(args: argparse.Namespace) -> int:
     for name in ("examples", "stateful_examples"):
         if getattr(args, name) < 0:
             raise UsageError(f"--{name.replace('_', '-')} must be >= 0")
-    spec = SpecDir.from_env(args.spec)
+    try:
+        spec = SpecDir.from_env(args.spec)
+    except SpecDirError as e:
+        raise UsageError(str(e)) from e
     if spec is None or not spec.has_schemas():
         raise UsageError("the OpenAPI view is generated from the spec's commands schema: give --spec DIR "
                          "or set AHP_SPEC_DIR (e.g. ../shared/ahp-spec/0.7.0)")
+    # Every process of the run reads the spec folder from the environment (as `run`'s): the
+    # embedded host, or one `host-cmd:` starts, checks command params against its schema.
+    os.environ[ENV_VAR] = str(spec.path)
     methods = None
     if args.methods:
         methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())

@@ -16,7 +16,10 @@ from harness.errors import UsageError
 from harness.host import DEFECTS, HostConfig, UnknownDefect, serve_host
 from harness.host.clock import wall_clock
 from harness.host.core import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_VERSIONS
+from harness.host.params import CommandParams
 from harness.spec.versions import parse_version
+
+from ._profiles import env_spec_or_usage
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,6 +72,8 @@ def _config(args: argparse.Namespace) -> HostConfig:
         seed=args.seed,
         clock=wall_clock if args.wall_clock else None,
         max_message_bytes=args.max_message_bytes,
+        # with a spec folder ($AHP_SPEC_DIR), params its commands schema rejects are -32602
+        params=CommandParams.from_spec(env_spec_or_usage()),
     )
 
 

@@ -65,10 +65,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(selected: list[Invariant]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from harness.report.console import table_console
+
+    console = table_console()  # piped: no row wraps (README), the source column included
     wide = console.width >= 140
     s = listing.summary(selected)
     table = Table(

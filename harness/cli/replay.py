@@ -10,6 +10,7 @@ start.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,28 @@ from ._common import open_target_or_usage, seconds_type
 
 
 def replay_command(args: argparse.Namespace) -> int:
+    code, doc = _replay(args)
+    if args.json:  # the one JSON document of stdout (everything else went to stderr)
+        from harness.report import result
+
+        result.write(result.replay_result(code, doc))
+    return code
+
+
+def _finding_doc(finding: Any, file: str) -> dict[str, Any]:
+    return {"file": file, "invariant": finding.invariant, "severity": finding.severity, "kind": finding.kind,
+            "message": finding.message, "signature": finding.signature}
+
+
+def _replay(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
+    """Replay the finding; the exit code and what the --json document says besides."""
     from harness.corpus.finding import FindingFormatError, expand_target
     from harness.corpus.load import load_finding
     from harness.engine.replay import replay
     from harness.report.console import make_console
     from harness.report.writers import earlier_run
 
-    err, out = make_console(stderr=True), make_console(stderr=False)
+    err, out = make_console(stderr=True), make_console(stderr=args.json)
     try:
         finding = load_finding(args.file)
     except FindingFormatError as e:
@@ -41,15 +57,23 @@ def replay_command(args: argparse.Namespace) -> int:
     spec = args.target or expand_target(finding.target, args.file)
     if finding.kind == "commands":  # a command trace (harness/bridge/fuzz.py)
         from harness.bridge.fuzz import CommandSetupError, replay_lines, replay_steps
-        from harness.spec.specdir import SpecDir
+        from harness.spec.specdir import ENV_VAR, SpecDir, SpecDirError
 
         try:
-            commands = replay_steps(finding, spec, SpecDir.from_env(args.spec), timeout_s=args.timeout)  # type: ignore[arg-type]
+            spec_dir_c = SpecDir.from_env(args.spec)
+        except SpecDirError as e:
+            raise UsageError(str(e)) from e
+        if spec_dir_c is not None:  # the host the trace replays on reads it, as in the run
+            os.environ[ENV_VAR] = str(spec_dir_c.path)
+        try:
+            commands = replay_steps(finding, spec, spec_dir_c, timeout_s=args.timeout)  # type: ignore[arg-type]
         except CommandSetupError as e:
             raise UsageError(str(e)) from e
-        for line in replay_lines(commands, finding, spec):  # type: ignore[arg-type]
+        lines = replay_lines(commands, finding, spec)  # type: ignore[arg-type]
+        for line in lines:
             out.print(line, markup=False)
-        return 1 if commands.reproduced else 0
+        return (1 if commands.reproduced else 0), {"finding": _finding_doc(finding, args.file), "target": spec,
+                                                  "lines": list(lines)}
     if finding.kind == "live":  # re-run its ops over the wire (harness/live/replay.py)
         from harness.live import replay_on_target, result_lines
         from harness.reference import DEFAULT_PROFILE
@@ -60,9 +84,11 @@ def replay_command(args: argparse.Namespace) -> int:
             live_result = replay_on_target(finding, live, request_timeout_s=args.timeout)
         finally:
             live.close()
-        for line in result_lines(live_result, finding, spec):
+        lines = result_lines(live_result, finding, spec)
+        for line in lines:
             out.print(line, markup=False)
-        return 1 if live_result.reproduced else 0
+        return (1 if live_result.reproduced else 0), {"finding": _finding_doc(finding, args.file), "target": spec,
+                                                     "lines": list(lines)}
     spec_dir = _profiles.spec_or_usage(args.spec, target=spec)
     choice = _profiles.choose_or_usage(args.profile, recorded=finding.profile, spec=spec_dir, target=spec)
     baseline = _profiles.baseline_or_usage(args.baseline)
@@ -85,14 +111,24 @@ def replay_command(args: argparse.Namespace) -> int:
     out.print(f"{args.file}: {finding.invariant} [{finding.severity}] on {finding.kind}, "
               f"{len(finding.steps)} steps, profile {choice.profile.label}, target {spec}", markup=False)
     out.print(f"  {finding.message}", markup=False)
-    out.print(Text(_verdict(result, finding, baseline), style="red" if result.reproduced else "green"))
+    verdict_line = _verdict(result, finding, baseline)
+    out.print(Text(verdict_line, style="red" if result.reproduced else "green"))
     for i, v in result.violations:
         out.print(f"  step {i}: {v.invariant} [{v.severity}] {v.message}", markup=False)
     if result.diff:
         out.print("  expected (reference) vs observed (target):", markup=False)
         for line in result.diff:
             out.print(f"    {line}", markup=False)
-    return 1 if result.reproduced else 0
+    doc: dict[str, Any] = {
+        "finding": _finding_doc(finding, args.file), "target": spec, "profile": choice.profile.label,
+        "summary": verdict_line, "step": result.step,
+        "violations": [{"step": i, "invariant": v.invariant, "severity": v.severity, "message": v.message}
+                       for i, v in result.violations],
+        "diff": list(result.diff),
+    }
+    if not result.reproduced and verdict_line.startswith("known:"):
+        doc["verdict"] = "known"
+    return (1 if result.reproduced else 0), doc
 
 
 def _baseline_note(recorded: Any, given: Any) -> str | None:
@@ -140,4 +176,7 @@ def register(sub: Any) -> None:
     r.add_argument("--timeout", type=seconds_type, default=5.0,
                    help="per-step target timeout in seconds, > 0 (default 5)")
     _profiles.add_options(r)
+    r.add_argument("--json", action="store_true",
+                   help="print the result as one JSON document on stdout (verdict, the finding, what fired; "
+                   "docs/report.md); everything else goes to stderr")
     r.set_defaults(func=replay_command)

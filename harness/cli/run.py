@@ -11,12 +11,11 @@ import argparse
 import contextlib
 import inspect
 import os
-import shutil
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +32,10 @@ from harness.spec.specdir import ENV_VAR as SPEC_ENV
 
 from . import _profiles
 from ._common import (
-    check_out_folder,
     duration_type,
     int_range,
     open_target_or_usage,
+    prepare_out,
     program_name,
     seconds_type,
 )
@@ -44,12 +43,16 @@ from ._common import (
 #: Targets that start a process: their start-up is bounded by the budget too.
 _PROCESS_PREFIXES = ("adapter:", "ts:", "js:")
 
+#: The run's clock (monotonic seconds): the budget is measured on it. Tests inject a fake one
+#: to stage a slow start-up without depending on how fast the machine is.
+CLOCK: Callable[[], float] = time.monotonic
+
 
 def run_command(args: argparse.Namespace) -> int:
     from harness.engine.control import RunControl
 
     # The budget counts from here: loading the engine and starting the target included.
-    control = RunControl(args.budget)
+    control = RunControl(args.budget, clock=CLOCK)
 
     from harness.corpus.finding import FindingFormatError, portable_target
     from harness.engine.events import EventBus
@@ -70,7 +73,7 @@ def run_command(args: argparse.Namespace) -> int:
     baseline = _profiles.baseline_or_usage(args.baseline)
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     out = Path(args.out) if args.out else Path("reports") / f"run-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
-    earlier = _prepare_out(out, overwrite=args.overwrite, append=args.append)
+    earlier = prepare_out(out, overwrite=args.overwrite, append=args.append)
     args.crash_dir = out  # an internal error leaves its traceback here
     program = program_name()
     is_model = args.target.strip() == "reference"
@@ -85,6 +88,7 @@ def run_command(args: argparse.Namespace) -> int:
         except RunStopped as e:
             print(f"ahp-fuzz: interrupted ({e.reason}) while starting the target", file=sys.stderr)
             return EXIT_SIGTERM if e.reason == "SIGTERM" else EXIT_SIGINT
+        opened_after = control.elapsed()  # loading ahp-fuzz and starting the target took this
         try:
             profile = _profiles.after_open(choice, target, args.target).profile
             findings = FindingWriter(out / "findings", program=program)
@@ -94,7 +98,8 @@ def run_command(args: argparse.Namespace) -> int:
                 raise UsageError(f"--append: {e}") from e
             report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]],
                                 earlier_findings=earlier_files)
-            stdout = make_console(stderr=False)
+            report.data["schemaChecks"] = _profiles.run_switches(spec_dir).to_json()  # what INV-007 had
+            stdout = make_console(stderr=args.json)  # --json: stdout is the JSON document alone
             console = ConsoleReporter(
                 out=stdout, quiet=args.quiet,
                 replay_for=lambda f: f.replay_command(findings.paths.get(f.signature), program),
@@ -118,7 +123,7 @@ def run_command(args: argparse.Namespace) -> int:
                 schema=_profiles.schema_of(spec_dir),
                 baseline=baseline,
                 verdict=_profiles.run_switches(spec_dir),
-                notices=_profiles.checks_off_notices(spec_dir),
+                notices=(*_profiles.checks_off_notices(spec_dir), *_database_notice(args)),
                 lane=args.lane,
             )
             try:
@@ -131,15 +136,51 @@ def run_command(args: argparse.Namespace) -> int:
                 _close(target, quick=control.reason is not None)
     _profiles.report_baseline(baseline)
     from harness.report.html import write_html  # every run folder gets a self-contained index.html
+    from harness.report.writers import run_verdict
 
+    verdict = run_verdict(status=summary.status, findings=len(summary.findings), steps=summary.steps)
+    untested = untested_reason(summary, args.budget, opened_after) if verdict == "untested" else None
+    if untested is not None:
+        report.untested_because(untested)  # report.json, and the HTML page written next, say why
     stdout.print(f"report: {out / 'report.json'} ({write_html(out)})", markup=False)
     if summary.status == "interrupted":
-        return EXIT_SIGTERM if summary.stopped_because == "SIGTERM" else EXIT_SIGINT
-    if summary.findings:
-        return EXIT_FOUND
-    if summary.target_unusable:
-        return EXIT_USAGE
-    return EXIT_CLEAN
+        code = EXIT_SIGTERM if summary.stopped_because == "SIGTERM" else EXIT_SIGINT
+    elif summary.findings:
+        code = EXIT_FOUND
+    elif summary.target_unusable:
+        code = EXIT_USAGE
+    elif untested is not None:  # nothing was tested: not clean (exit 2, as for a setup error)
+        print(f"ahp-fuzz: error: nothing was tested: {untested}", file=sys.stderr)
+        code = EXIT_USAGE
+    else:
+        code = EXIT_CLEAN
+    if args.json:
+        from harness.report import result
+
+        result.write(result.from_report("run", report.data, out, code))
+    return code
+
+
+def untested_reason(summary: Any, budget_s: float, opened_after_s: float) -> str:
+    """Why a run that executed no step tested nothing, in words a user can act on."""
+    if summary.stopped_because == "budget":
+        return (f"the {budget_s:g}s budget ran out before the first step: start-up took it "
+                f"({opened_after_s:.1f}s loading ahp-fuzz and starting the target, "
+                f"{max(0.0, summary.elapsed_s - opened_after_s):.1f}s preparing the run); "
+                "give a longer --budget")
+    if summary.examples:
+        return (f"{summary.examples} generated sequence(s) ran no step (stopped: {summary.stopped_because}); "
+                "the target or the options left nothing to send")
+    return f"the run stopped ({summary.stopped_because}) before the first step"
+
+
+#: Said when `--database` is given to a lane that does not use it (before: a silent no-op).
+DATABASE_UNUSED = ("--database is read and written by --lane hypothesis only: the fast lane (the default) "
+                   "draws from its own seeded pools and neither reads nor writes it (docs/lanes.md)")
+
+
+def _database_notice(args: argparse.Namespace) -> tuple[str, ...]:
+    return (DATABASE_UNUSED,) if args.database and args.lane == "fast" else ()
 
 
 def _close(target: Any, *, quick: bool) -> None:
@@ -160,30 +201,6 @@ def _kinds(text: str | None, default: tuple[str, ...], known: tuple[str, ...]) -
     if bad:
         raise UsageError(f"--kinds: unknown state kind {', '.join(bad)} (want some of {', '.join(known)})")
     return tuple(dict.fromkeys(kinds))
-
-
-def _prepare_out(out: Path, *, overwrite: bool, append: bool) -> bool:
-    """Check --out; with --overwrite remove an earlier run's outputs. True when appending to an
-    earlier run. An earlier run without either flag is a usage error (nothing is mixed)."""
-    from harness.report.writers import RUN_OUTPUTS, earlier_run, run_is_live
-
-    check_out_folder(out)
-    about = earlier_run(out)
-    if about is None:
-        return False
-    if run_is_live(out):  # never clear or join a run that is still writing there
-        raise UsageError(f"--out: {about}; choose another folder")
-    if overwrite:
-        for name in RUN_OUTPUTS:
-            p = out / name
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p)
-            elif p.exists() or p.is_symlink():
-                p.unlink()
-        return False
-    if append:
-        return True
-    raise UsageError(f"--out: {about}; pass --overwrite to replace it or --append to add to it")
 
 
 @contextlib.contextmanager
@@ -249,6 +266,11 @@ def register(sub: Any) -> None:
                    help="fast: Hypothesis fills pools, steps are mutated from them with a seeded PRNG; "
                    "hypothesis: every step a Hypothesis draw (default fast: more found per CPU-minute, "
                    "docs/lanes.md; live targets always use their own machine)")
-    p.add_argument("--database", help="a Hypothesis example database folder shared across runs (accelerator)")
+    p.add_argument("--database", help="a Hypothesis example database folder shared across runs (an "
+                   "accelerator of --lane hypothesis; the fast lane does not use it, and says so)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as one JSON document on stdout (verdict, findings with their files "
+                   "and replay commands, known issues, report paths; docs/report.md); everything else goes "
+                   "to stderr")
     p.set_defaults(func=run_command)

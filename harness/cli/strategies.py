@@ -72,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _table(entries: list[Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from harness.report.console import table_console
 
     table = Table(title=f"ahp-fuzz strategies ({len(entries)})", show_lines=False)
     table.add_column("strategy", style="bold", no_wrap=True)
@@ -83,4 +84,4 @@ def _table(entries: list[Any]) -> None:
         table.add_row(
             e.name, "[red]adversarial[/red]" if e.nature == "adversarial" else "valid", e.targets
         )
-    Console(width=max(120, Console().width)).print(table)
+    table_console(min_width=120).print(table)  # piped: no row wraps (README)

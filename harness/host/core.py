@@ -64,6 +64,9 @@ class HostConfig:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     replay_buffer: int = DEFAULT_REPLAY_BUFFER
     extra_methods: Mapping[str, Method] = field(default_factory=dict)
+    #: The spec folder's commands schema (`params.CommandParams`): a request whose params it
+    #: rejects is -32602 before its handler runs. None: each handler checks what it reads.
+    params: Any = None
 
 
 @dataclass
@@ -221,6 +224,10 @@ class Host:
             return
         if not isinstance(call.params.get("channel"), str):
             conn.send(rpc.error_response(call.req_id, rpc.invalid_params("params.channel (a URI string) is required")))
+            return
+        problem = self.config.params.problem(call.method, call.params) if self.config.params is not None else None
+        if problem is not None:
+            conn.send(rpc.error_response(call.req_id, rpc.invalid_params(problem)))
             return
         try:
             result = handler(self, conn, call.params)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 Params = dict[str, Any]
 PERMISSION_DENIED = -32009
+CONFLICT = -32011
 
 
 # -- URIs and confinement --------------------------------------------------------------------
@@ -204,8 +205,12 @@ def resource_write(host: Host, conn: Connection, params: Params) -> Any:
     if exists:
         with open(real, "rb") as fh:
             old = fh.read()
+    if if_match is not None and not exists:
+        # no file, no current etag: nothing can match (ResourceWriteParams.ifMatch: "the server
+        # MUST fail with Conflict if the current etag does not match")
+        raise rpc.RpcError(CONFLICT, f"Conflict: {uri} does not exist (ifMatch {if_match!r})")
     if if_match is not None and if_match != _etag(real):
-        raise rpc.RpcError(-32011, f"Conflict: {uri} changed (ifMatch {if_match!r})")
+        raise rpc.RpcError(CONFLICT, f"Conflict: {uri} changed (ifMatch {if_match!r})")
     if position > len(old):
         raise rpc.invalid_params(f"position {position} is past the end of the file ({len(old)} bytes)")
     if mode == "truncate":

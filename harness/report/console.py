@@ -38,6 +38,21 @@ def make_console(*, stderr: bool) -> Console:
     return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
+#: The width a table is laid out in when stdout is not a terminal: wide enough for any row on
+#: one line (a table is only as wide as its content needs).
+UNWRAPPED_WIDTH = 10_000
+
+
+def table_console(*, min_width: int = 0) -> Console:
+    """A console for a table on stdout: on a terminal, the terminal's width (at least
+    `min_width`); piped or redirected, no wrapping at all — every row on one line, so that
+    `ahp-fuzz invariants | grep INV-007` finds whole rows."""
+    probe = Console()
+    if not probe.is_terminal:
+        return Console(width=UNWRAPPED_WIDTH)
+    return Console(width=max(min_width, probe.width)) if min_width else probe
+
+
 class ConsoleReporter:
     def __init__(
         self,
@@ -115,6 +130,8 @@ class ConsoleReporter:
                 line.append("internal error", style="bold red")
             elif event.findings:
                 line.append("FOUND", style="red")
+            elif not event.steps:  # nothing was tested: never "clean" (the command line says why)
+                line.append("untested", style="yellow")
             else:
                 line.append("clean", style="green")
             line.append(

@@ -39,15 +39,22 @@ def resolve_finding(entry: dict[str, Any], run_dir: Path) -> Path | None:
     return None
 
 
+#: The checks a run has only with a spec folder's published state schema (harness/spec/verdict.py).
+PUBLISHED_SCHEMA_CHECKS = ("INV-007", "INV-007.published")
+
+
 def _invariant_rows(report: dict[str, Any]) -> str:
     exercised = (report.get("outcomes") or {}).get("invariantSteps") or {}
     found: dict[str, int] = {}
     for f in report.get("findings") or []:
         found[f.get("invariant", "")] = found.get(f.get("invariant", ""), 0) + 1
     known = report.get("known") or {}
+    switches = report.get("schemaChecks")
     rows = []
     for inv in REGISTRY.values():
         d = as_dict(inv)
+        if inv.id in PUBLISHED_SCHEMA_CHECKS and isinstance(switches, dict) and not switches.get("publishedSchema"):
+            d["checked"] = "off in this run: no spec folder with a state schema (--spec DIR, $AHP_SPEC_DIR)"
         status = "finding" if found.get(inv.id) else "known" if inv.id in known else ""
         rows.append(
             f'<tr class="{status}" data-invariant="{esc(inv.id)}"><td>{esc(inv.id)}</td><td>{esc(d["title"])}</td>'
@@ -97,8 +104,8 @@ th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict p{margin:.25em 0}.verdict .headline{font-size:2em;font-weight:700;line-height:1.2}
 .verdict-clean{background:#e9f7ee;border-color:#1a7f37}.verdict-clean .headline{color:#1a7f37}
 .verdict-findings{background:#fdecec;border-color:#c62828}.verdict-findings .headline{color:#b71c1c}
-.verdict-interrupted,.verdict-partial,.verdict-running{background:#fff4dc;border-color:#b26a00}
-.verdict-interrupted .headline,.verdict-partial .headline,.verdict-running .headline{color:#8a5200}
+.verdict-interrupted,.verdict-partial,.verdict-running,.verdict-untested{background:#fff4dc;border-color:#b26a00}
+.verdict-interrupted .headline,.verdict-partial .headline,.verdict-running .headline,.verdict-untested .headline{color:#8a5200}
 .verdict-error,.verdict-died{background:#3b0d0d;border-color:#3b0d0d;color:#fff}.verdict-error code,.verdict-died code{color:#1d1d1f}
 .verdict .rerun code{background:#fff;padding:1px 4px;border-radius:3px;font-size:12px}
 .note{color:#666;font-size:12px}.verdict-error .note,.verdict-died .note{color:#ddd}.verdict-error a,.verdict-died a{color:#fff}
@@ -209,7 +216,7 @@ _PAGE = """<!DOCTYPE html>
 <div class="card">steps<b data-field="steps"></b></div>
 <div class="card">steps/s<b data-field="stepsPerSecond"></b></div>
 <div class="card">findings<b data-field="findings"></b></div>
-<div class="card">known-issue checks hit<b data-field="known"></b></div>
+<div class="card" title="invariants that fired as known upstream issues (one REDUCERS.md §11 item can trip several)">checks that saw a known issue<b data-field="known"></b></div>
 <div class="card">branch coverage (reference) %<b data-field="branchPercent"></b></div>
 <div class="card">(type, outcome) pairs<b data-field="outcomePairs"></b></div>
 <div class="card">workers<b data-field="workers"></b></div>

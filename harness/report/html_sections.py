@@ -29,7 +29,8 @@ def _number(value: Any) -> str:
 
 def verdict(report: dict[str, Any]) -> tuple[str, str, str]:
     """`(key, headline, detail)` of the run: key is `error`, `interrupted`, `died`, `running`,
-    `partial`, `findings` or `clean` — a run that did not finish is flagged before its findings."""
+    `partial`, `findings`, `untested` (no step ran) or `clean` — a run that did not finish is
+    flagged before its findings."""
     entries = [e for e in report.get("findings") or [] if isinstance(e, dict)]
     n = len(entries)
     causes = len(cause_groups(entries))
@@ -54,6 +55,9 @@ def verdict(report: dict[str, Any]) -> tuple[str, str, str]:
         return "partial", "partial" + (f" — {found}" if n else " — no findings"), detail
     if n:
         return "findings", found, f"in {span}" + (f"; stopped: {why}" if why else "")
+    if not report.get("steps"):  # a run that executed no step tested nothing: never "clean"
+        reason = report.get("untested") or f"no step ran in {_number(report.get('elapsedSeconds'))} s"
+        return "untested", "nothing tested", f"{reason}; stopped: {why or '?'}"
     return "clean", "clean", f"no findings in {span}" + (f"; stopped: {why}" if why and why != "budget" else "")
 
 
@@ -63,9 +67,12 @@ def banner_html(report: dict[str, Any], origin: Path | None) -> str:
     extra = ""
     if items:
         numbers = [w.removeprefix("§11 ").removeprefix("items ").removeprefix("item ") for w in items]
+        checks = sum(len(row["invariants"]) for row in items.values())
         extra = (f'<p>{_plural(len(items), "known upstream issue")} seen (REDUCERS.md §11 '
                  f'item{"s" if len(items) > 1 else ""} {esc(", ".join(numbers))}: documented upstream contradictions, '
-                 'not failures; <a href="#known">listed below</a>)</p>')
+                 f'not failures; <a href="#known">listed below</a>), by {_plural(checks, "check")} — '
+                 'one §11 item can trip several invariants, so the summary\'s '
+                 '“checks that saw a known issue” counts the checks and this the issues</p>')
     rerun = rerun_command(report, origin)
     if rerun is not None:
         note = "" if origin is not None or not names_relative_paths(report.get("command") or []) else (

@@ -25,7 +25,7 @@ from harness.errors import UsageError
 
 from .coverage import combine
 from .html import resolve_finding, write_html
-from .writers import REPORT_FORMAT, case_name, witness_line, write_atomic
+from .writers import REPORT_FORMAT, case_name, run_verdict, witness_line, write_atomic
 
 MERGE_FORMAT_VERSION = 1
 
@@ -76,11 +76,24 @@ def junit_from_report(report: dict[str, Any]) -> str:
         )
     elapsed = float(report.get("elapsedSeconds") or 0.0)
     mode = report.get("mode", "run")
-    cases.append(f'  <testcase classname="ahp-fuzz" name="{escape(mode)}" time="{elapsed:.3f}"/>')
     n_find = len(report.get("findings") or [])
+    verdict = run_verdict(status=report.get("status"), findings=n_find, steps=report.get("steps"))
+    run_case = f'  <testcase classname="ahp-fuzz" name="{escape(mode)}" time="{elapsed:.3f}"'
+    errors = 0
+    if verdict in ("interrupted", "error", "running", "untested"):
+        # an interrupted campaign, one that failed, or one that tested nothing is no passing case
+        errors = 1
+        why = report.get("error") or (
+            f"{mode} {verdict} ({report.get('stoppedBecause')}) after {report.get('steps') or 0} steps"
+            if verdict != "untested" else f"nothing tested: {report.get('untested') or 'no step ran'}")
+        run_case += f"><error message={quoteattr(str(why))}/></testcase>"
+    else:
+        run_case += "/>"
+    cases.append(run_case)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f'<testsuite name="ahp-fuzz" tests="{len(cases)}" failures="{n_find}" time="{elapsed:.3f}">\n'
+        f'<testsuite name="ahp-fuzz" tests="{len(cases)}" failures="{n_find}" errors="{errors}" '
+        f'time="{elapsed:.3f}">\n'
         + "\n".join(cases) + "\n</testsuite>\n"
     )
 
@@ -225,5 +238,6 @@ def merge_runs(run_dirs: list[Path], out: Path, argv: list[str] | None = None) -
         "outcomes": _merge_outcomes([r.get("outcomes") or {} for r in reports]),
         "timeline": _merge_timeline(reports, merged_findings),
     }
+    report["verdict"] = run_verdict(status=report["status"], findings=len(merged_findings), steps=steps)
     write_report_folder(out, report)
     return report

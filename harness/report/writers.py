@@ -36,6 +36,25 @@ from harness.engine.events import (
 REPORT_FORMAT = "ahp-fuzz/report"
 #: What a run writes into its folder (`--overwrite` removes exactly these).
 RUN_OUTPUTS = ("report.json", "junit.xml", "index.html", "findings", "internal-error.txt")
+#: What a campaign writes besides (`--overwrite` removes these too; the example database stays:
+#: it is an accelerator a later campaign resumes from).
+CAMPAIGN_OUTPUTS = (*RUN_OUTPUTS, "coverage", "workers")
+
+
+#: The one-word verdicts of a run, a campaign or a merge (`report.json` `"verdict"`, docs/report.md).
+VERDICTS = ("clean", "found", "untested", "interrupted", "error", "running", "partial")
+
+
+def run_verdict(*, status: str | None, findings: int, steps: int | None) -> str:
+    """The verdict of a run from its status, finding count and step count. A run that ended
+    without executing a step tested nothing: it is `untested`, never `clean` (exit 2)."""
+    if status in ("error", "interrupted", "running"):
+        return str(status)
+    if findings:
+        return "found"
+    if not steps:
+        return "untested"
+    return "partial" if status == "partial" else "clean"
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -190,9 +209,19 @@ class JsonReport:
                 coverage=event.coverage,
                 **event.extra,
             )
+            verdict = run_verdict(status=event.status, findings=len(event.findings), steps=event.steps)
+            self.data["verdict"] = verdict
+            if verdict == "untested":
+                self.data["untested"] = (f"no step ran in {event.elapsed_s:.1f}s "
+                                         f"(stopped: {event.stopped_because})")
             if event.error:
                 self.data["error"] = event.error
             self._save()
+
+    def untested_because(self, reason: str) -> None:
+        """Record why an untested run tested nothing (the command line knows best), and save."""
+        self.data["untested"] = reason
+        self._save()
 
 
 class JunitReport:
@@ -222,9 +251,11 @@ class JunitReport:
                 )
             run_case = f'  <testcase classname="ahp-fuzz" name="campaign" time="{event.elapsed_s:.3f}"'
             errors = 0
-            if event.status != "finished":
+            verdict = run_verdict(status=event.status, findings=len(event.findings), steps=event.steps)
+            if event.status != "finished" or verdict == "untested":
                 errors = 1
-                why = event.error or f"run {event.status} ({event.stopped_because})"
+                why = event.error or (f"run {event.status} ({event.stopped_because})" if event.status != "finished"
+                                      else f"nothing tested: no step ran (stopped: {event.stopped_because})")
                 run_case += f"><error message={quoteattr(why)}/></testcase>"
             else:
                 run_case += "/>"

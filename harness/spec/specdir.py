@@ -26,6 +26,26 @@ class SpecDirError(Exception):
     """The given path is missing or is not a spec directory (a usage/setup error, exit 2)."""
 
 
+class SpecDirCorrupt(SpecDirError):
+    """The folder is a spec directory, but one of its files is not what it must be (a schema or a
+    fixture that does not parse as a JSON object): named with the error, a usage error too."""
+
+
+def pin_env(start_dir: str | os.PathLike[str]) -> str | None:
+    """Make a relative `$AHP_SPEC_DIR` absolute, against `start_dir` (the folder the command or
+    pytest session was started in), once, at start-up: every later reader — this process after
+    a `chdir`, an adapter or worker started elsewhere, a subprocess of a test — then sees the
+    folder the user meant. Returns the value now in the environment (None: not set)."""
+    value = os.environ.get(ENV_VAR)
+    if not value:
+        return None
+    path = os.path.expanduser(value)
+    if not os.path.isabs(path):
+        path = os.path.normpath(os.path.join(os.fspath(start_dir), path))
+    os.environ[ENV_VAR] = path
+    return path
+
+
 def strip_nulls(value: Any) -> Any:
     """Drop every dict key whose value is JSON null, recursively (reducer-fixture rule: null = absent)."""
     if isinstance(value, dict):
@@ -82,6 +102,24 @@ class SpecDir:
                 "(point --spec at an AHP checkout or a folder such as ahp-spec/0.7.0)"
             )
         self.path = p.resolve()
+        self._validate()
+
+    def _validate(self) -> None:
+        """Every schema and every fixture parses as a JSON object, checked once, here, when the
+        folder is loaded: a corrupt file is a `SpecDirCorrupt` naming it and the error (exit 2
+        from every command), never a traceback mid-run or a run that quietly skips its checks.
+        The parsed schemas are kept (`schemas`)."""
+        schemas: dict[str, dict[str, Any]] = {}
+        schema_dir = self.path / "schema"
+        for f in sorted(schema_dir.glob("*.schema.json")) if schema_dir.is_dir() else []:
+            doc = _json_object(f, "a JSON Schema")
+            name = f.name.removesuffix(".schema.json")
+            if name in SCHEMA_NAMES:
+                schemas[name] = doc
+        for d in (self.reducer_fixture_dir, self.round_trip_fixture_dir):
+            for f in sorted(d.glob("*.json")) if d.is_dir() else []:
+                _json_object(f, "a fixture")
+        self.__dict__["schemas"] = {n: schemas[n] for n in SCHEMA_NAMES if n in schemas}
 
     def __repr__(self) -> str:
         return f"SpecDir({str(self.path)!r})"
@@ -171,6 +209,20 @@ class SpecDir:
         if r.pending is not None:
             text += f" (main after release; {format_version(r.pending)} pending)"
         return text
+
+
+def _json_object(f: Path, what: str) -> dict[str, Any]:
+    """The JSON object in file `f`, or `SpecDirCorrupt` naming the file and what is wrong."""
+    try:
+        doc = json.loads(f.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise SpecDirCorrupt(f"{f}: not valid JSON ({e.msg}, line {e.lineno} column {e.colno}); "
+                             f"the spec folder must hold {what} there") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SpecDirCorrupt(f"{f}: cannot be read ({e})") from None
+    if not isinstance(doc, dict):
+        raise SpecDirCorrupt(f"{f}: a JSON {type(doc).__name__} where {what} (a JSON object) belongs")
+    return doc
 
 
 def _load_reducer_fixtures(d: Path) -> Iterator[ReducerFixture]:

@@ -269,11 +269,14 @@ def _check_embedded(spec: LiveSpec) -> None:
 
 def _start_embedded(spec: LiveSpec) -> HostHandle:
     try:
-        from harness.host import start_host
+        from harness.host import HostConfig, start_host
     except ImportError as e:
         raise TargetSetupError(f"host:embedded: the embedded host is not available ({e})") from e
     try:
-        running = start_host(port=0, defects=spec.defects, immutable_primary=spec.immutable_primary)
+        from harness.host.params import CommandParams
+
+        running = start_host(config=HostConfig(defects=spec.defects, immutable_primary=spec.immutable_primary,
+                                               params=CommandParams.from_env()))
     except ValueError as e:  # an unknown defect name
         raise TargetSetupError(f"host:embedded: {e}") from e
     return HostHandle(running.url, running.close, embedded_spec(spec.defects, spec.immutable_primary),
@@ -306,7 +309,10 @@ async def embedded_in_loop(spec: LiveSpec) -> EmbeddedInLoop:
     except ImportError as e:
         raise TargetSetupError(f"host:embedded: the embedded host is not available ({e})") from e
     try:
-        server = await serve_host(HostConfig(defects=spec.defects, immutable_primary=spec.immutable_primary))
+        from harness.host.params import CommandParams
+
+        server = await serve_host(HostConfig(defects=spec.defects, immutable_primary=spec.immutable_primary,
+                                             params=CommandParams.from_env()))
     except ValueError as e:  # an unknown defect name
         raise TargetSetupError(f"host:embedded: {e}") from e
 
