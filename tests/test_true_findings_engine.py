@@ -688,3 +688,39 @@ def test_an_empty_value_a_namesake_was_given_is_the_namesake_cause() -> None:
                     before, before, model, target)
     view.echo = lambda: model
     assert [c.key for c in view.causes] == [("duplicate-id",)]
+
+
+def test_a_probe_that_meets_only_keys_the_target_cannot_hold_has_no_cause_of_its_own(
+        spec_dir: SpecDir, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a running tool call carrying `success` (a key of the completed variant): a typed decoder
+    # drops it, so every probe that re-runs the decoder on such a state "changes" it. On the
+    # states as the target's representation holds them the probe is silent: the fidelity class
+    # (already a note), not a cause of the probe's own (seen against the Go client, INV-004.probe)
+    from harness.invariants.base import Step
+    from harness.invariants.registry import check_step
+
+    monkeypatch.setenv(ENV_VAR, str(spec_dir.path))
+    typed = TypedDecoder(_state_schema(spec_dir))
+    call = {"toolCallId": "tc2", "toolName": "search", "displayName": "Edit", "invocationMessage": "",
+            "status": "running", "confirmed": "not-needed", "success": False, "pastTenseMessage": "x"}
+    state = {"resource": "ahp-chat:/c1", "title": "New Chat", "modifiedAt": T0, "turns": [], "status": 8,
+             "activeTurn": {"id": "t1", "startedAt": T0, "message": {"text": "Hello", "origin": {"kind": "user"}},
+                            "responseParts": [{"kind": "toolCall", "toolCall": call}]}}
+    action = {"type": "chat/draftChanged", "draft": {"text": "x", "origin": {"kind": "user"}}}
+    after = MODEL.reduce("chat", state, action, 9)
+    fired = [v for v in check_step(Step("chat", state, action, after, 9, P), reducer=typed.reduce, probes=True,
+                                   only={"INV-004.probe"})]
+    assert fired  # the decoder's loss looks like an unknown type changing the state
+    view = StepView("chat", action, state, state, after, after)
+    rejudge = rejudger(typed.reduce, view, 9, P, {})
+    view.echo, view.echo_on = rejudge.echo, rejudge.echo_on  # type: ignore[attr-defined]
+    assert all(violation_cause(view, v, rejudge) is None for v in fired)
+    # a target that keeps every key, and changes the state on an unknown type anyway, is a finding
+    class Noisy(Crafted):
+        def encode(self, kind: str, before: Any, after: Any, action: Any) -> Any:
+            return {**after, "title": "changed"} if str(action.get("type", "")).startswith("future/") else after
+    loud = [v for v in check_step(Step("chat", state, action, after, 9, P), reducer=Noisy().reduce, probes=True,
+                                  only={"INV-004.probe"})]
+    assert loud
+    quiet = rejudger(Noisy().reduce, view, 9, P, {})
+    assert all(violation_cause(view, v, quiet) is not None for v in loud)

@@ -62,6 +62,9 @@ def violation_cause(view: StepView, v: Violation, rejudge: Rejudge | None = None
         if (cause.transformation == "check" and rejudge is not None and not view.probe
                 and not json_equal(view.before, view.target_before) and not rejudge(v.invariant, v.message)):
             return None  # on the model's state the target's reducer passes: an earlier cause
+        represented = getattr(rejudge, "represented", None)
+        if not view.probe and represented is not None and represented(v.invariant, v.message) is False:
+            return None  # only what the target's representation cannot hold (a dropped key): its cause
         return cause
     causes = view.causes
     if causes:
@@ -157,7 +160,22 @@ def rejudger(
         except (TargetError, ValueError, KeyError, TypeError):
             return None
 
+    def represented(invariant: str, message: str) -> bool | None:
+        """Does the probe fire, the same way, on the states as the target's representation holds
+        them (its echo of the model's states before and after the step)? None: the
+        representation holds them whole, or cannot be asked — nothing to conclude."""
+        if not isinstance(view.expected, dict) or not isinstance(view.before, dict):
+            return None
+        before, after = echo_on(view.before), echo_on(view.expected)
+        if not isinstance(before, dict) or not isinstance(after, dict) or json_equal(before, view.before):
+            return None
+        step = Step(view.kind, before, view.action, after, now_ms, profile, **(context or {}))
+        shape = message_shape(message)
+        return any(v.invariant == invariant and message_shape(v.message) == shape
+                   for v in check_step(step, reducer=reduce, probes=True, only={invariant}))
+
     still_fires.answer = answer  # type: ignore[attr-defined]
+    still_fires.represented = represented  # type: ignore[attr-defined]
     still_fires.echo = echo  # type: ignore[attr-defined]
     still_fires.echo_on = echo_on  # type: ignore[attr-defined]
     return still_fires
