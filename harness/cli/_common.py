@@ -19,6 +19,18 @@ from harness.reference import Profile
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 
 
+def add_out_arguments(p: argparse.ArgumentParser, default: str, earlier: str, overwrite_keeps: str = "") -> None:
+    """`--out` and its two exclusive reuse flags, as `run` and `campaign` take them (one rule:
+    a folder holding an earlier `earlier` is refused unless --overwrite or --append)."""
+    p.add_argument("--out", help=f"output folder (default: {default}); a folder holding an earlier "
+                   f"{earlier} is refused unless --overwrite or --append")
+    reuse = p.add_mutually_exclusive_group()
+    reuse.add_argument("--overwrite", action="store_true",
+                       help=f"remove an earlier run's outputs from --out first{overwrite_keeps}")
+    reuse.add_argument("--append", action="store_true",
+                       help="keep an earlier run's findings in --out and add to them")
+
+
 def parse_duration(text: str) -> float:
     """`90`, `90s`, `5m`, `1.5h`, `500ms` → seconds."""
     m = _DURATION.match(text)

@@ -14,7 +14,13 @@ from typing import Any
 from harness.errors import UsageError
 
 from . import _profiles
-from ._common import open_target_or_usage, prepare_out, profile_or_usage, program_name
+from ._common import (
+    add_out_arguments,
+    open_target_or_usage,
+    prepare_out,
+    profile_or_usage,
+    program_name,
+)
 
 
 def _positive(text: str, what: str, kind: type = float) -> Any:
@@ -219,13 +225,7 @@ def register(sub: Any) -> None:
                    "(every step a Hypothesis draw); default fast (docs/lanes.md)")
     p.add_argument("--no-steer", action="store_true",
                    help="no outcome feedback (no event()/target() on (type, outcome) pairs)")
-    p.add_argument("--out", help="run folder (default: reports/campaign-<time>-seed<seed>); a folder "
-                   "holding an earlier run or campaign is refused unless --overwrite or --append")
-    reuse = p.add_mutually_exclusive_group()
-    reuse.add_argument("--overwrite", action="store_true",
-                       help="remove an earlier run's outputs from --out first (its example database stays)")
-    reuse.add_argument("--append", action="store_true",
-                       help="keep an earlier run's findings in --out and add to them")
+    add_out_arguments(p, "reports/campaign-<time>-seed<seed>", "run or campaign", " (its example database stays)")
     p.add_argument("--database", help="Hypothesis example database folder (default: <out>/example-db)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.add_argument("--json", action="store_true",

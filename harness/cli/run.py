@@ -32,6 +32,7 @@ from harness.spec.specdir import ENV_VAR as SPEC_ENV
 
 from . import _profiles
 from ._common import (
+    add_out_arguments,
     duration_type,
     int_range,
     open_target_or_usage,
@@ -255,13 +256,7 @@ def register(sub: Any) -> None:
     p.add_argument("--max-findings", type=int_range(1), help="stop after this many findings")
     p.add_argument("--timeout", type=seconds_type, default=5.0,
                    help="per-step target timeout in seconds, > 0 (default 5; never past the budget)")
-    p.add_argument("--out", help="output folder (default: reports/run-<time>-seed<seed>); a folder "
-                   "holding an earlier run is refused unless --overwrite or --append")
-    reuse = p.add_mutually_exclusive_group()
-    reuse.add_argument("--overwrite", action="store_true",
-                       help="remove an earlier run's outputs from --out first")
-    reuse.add_argument("--append", action="store_true",
-                       help="keep an earlier run's findings in --out and add to them")
+    add_out_arguments(p, "reports/run-<time>-seed<seed>", "run")
     p.add_argument("--lane", choices=("fast", "hypothesis"), default="fast",
                    help="fast: Hypothesis fills pools, steps are mutated from them with a seeded PRNG; "
                    "hypothesis: every step a Hypothesis draw (default fast: more found per CPU-minute, "
