@@ -252,6 +252,7 @@ class Stepper:
         # as the baseline reads the target (an accepted encoder loss is no difference), like
         # every state a step observes
         self.state = self._normalised(state, read, state) if self.baseline is not None else read
+
     def _accepted(
         self, action: Any, violations: list[Violation], expected: Any = None, observed: Any = None
     ) -> list[Violation]:

@@ -124,8 +124,8 @@ class Model:
     def value_problem(self, action: Any) -> str | None:
         """`wire_problem` without the payload check `reduce` makes anyway: the numbers and the
         `null`s of `action` as sent."""
-        bad = interop.number_problem(action)
-        if bad is None and interop.has_null(action):
+        bad, null = interop.scan(action)  # one walk: this runs on every step
+        if bad is None and null:
             wire = getattr(self.schema, "wire_problem", None)
             bad = wire(action) if wire is not None else None
         return bad

@@ -16,13 +16,16 @@ some values to the parser:
   nil, a TypeScript reducer keeps the literal. Only a schema can say where `null` is allowed
   (`JsonPrimitive` values); `ActionSchema.wire_problem` checks the raw payload.
 
-`problem(value)` names the first integer or float that breaks the first two rules.
+`scan(value)` walks a value once for both: the first integer or float that breaks the first two
+rules, and whether it holds a `null` at all (the stepper asks it of every step's action).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any, Final
+
+from harness.diff import fmt_path
 
 #: The largest integer magnitude every JSON implementation reads exactly (2⁵³−1).
 MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -42,19 +45,30 @@ def _leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
 
 
 def render_path(path: Path) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "$"
+    return fmt_path(path, "")
+
+
+def scan(value: Any) -> tuple[str | None, bool]:
+    """(the first integer beyond ±(2⁵³−1) or integral float in `value`, in words — None: none;
+    whether `value` holds a `null`), in one walk."""
+    problem: str | None = None
+    null = False
+    for path, v in _leaves(value):
+        if v is None:
+            null = True
+        elif problem is None and not isinstance(v, bool):
+            if isinstance(v, int) and abs(v) > MAX_SAFE_INTEGER:
+                problem = f"{render_path(path)}: integer {v} beyond ±(2^53−1) (RFC 8259 §6, I-JSON)"
+            elif isinstance(v, float) and v.is_integer():
+                problem = f"{render_path(path)}: integral float {v!r} (sent only as a labelled probe)"
+        if problem is not None and null:
+            break
+    return problem, null
 
 
 def number_problem(value: Any) -> str | None:
     """The first integer beyond ±(2⁵³−1) or integral float in `value`, in words (None: none)."""
-    for path, v in _leaves(value):
-        if isinstance(v, bool):
-            continue
-        if isinstance(v, int) and abs(v) > MAX_SAFE_INTEGER:
-            return f"{render_path(path)}: integer {v} beyond ±(2^53−1) (RFC 8259 §6, I-JSON)"
-        if isinstance(v, float) and v.is_integer():
-            return f"{render_path(path)}: integral float {v!r} (sent only as a labelled probe)"
-    return None
+    return scan(value)[0]
 
 
 def has_null(value: Any) -> bool:
