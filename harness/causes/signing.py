@@ -128,15 +128,20 @@ def rejudger(
     """A `Rejudge` for one step: the probe re-run with the target's reducer (`reduce`) on the
     model's states before and after the step, as if the target had not diverged earlier."""
 
-    def still_fires(invariant: str, message: str) -> bool:
-        if not isinstance(view.expected, dict):
-            return True
-        step = Step(view.kind, view.before, view.action, view.expected, now_ms, profile, **(context or {}))
+    def fires_on(before: Any, after: Any, invariant: str, message: str) -> bool:
+        """The probe `invariant`, re-run with the target's reducer from `before` to `after`,
+        fires the same way (a message of the same shape)."""
+        step = Step(view.kind, before, view.action, after, now_ms, profile, **(context or {}))
         shape = message_shape(message)
-        # the same way: a probe that raised on the target's own state and, on the model's, meets
-        # only the target's known representation loss again did not see a cause of its own
         return any(v.invariant == invariant and message_shape(v.message) == shape
                    for v in check_step(step, reducer=reduce, probes=True, only={invariant}))
+
+    def still_fires(invariant: str, message: str) -> bool:
+        # the same way: a probe that raised on the target's own state and, on the model's, meets
+        # only the target's known representation loss again did not see a cause of its own
+        if not isinstance(view.expected, dict):
+            return True
+        return fires_on(view.before, view.expected, invariant, message)
 
     def answer() -> Any:
         """The target's reducer on its own state before the step (what a probe re-runs)."""
@@ -145,20 +150,17 @@ def rejudger(
         except (TargetError, ValueError, KeyError, TypeError):
             return None
 
-    def echo() -> Any:
-        """The target's answer to a no-op (an unknown action type) on the model's state after
-        the step: what its representation keeps of that state."""
-        try:
-            return reduce(view.kind, fresh(view.expected), {"type": ECHO_TYPE}, now_ms)
-        except (TargetError, ValueError, KeyError, TypeError):
-            return None
-
     def echo_on(state: Any) -> Any:
-        """The target's answer to a no-op on `state`: what its representation keeps of it."""
+        """The target's answer to a no-op (an unknown action type) on `state`: what its
+        representation keeps of it."""
         try:
             return reduce(view.kind, fresh(state), {"type": ECHO_TYPE}, now_ms)
         except (TargetError, ValueError, KeyError, TypeError):
             return None
+
+    def echo() -> Any:
+        """`echo_on` the model's state after the step."""
+        return echo_on(view.expected)
 
     def represented(invariant: str, message: str) -> bool | None:
         """Does the probe fire, the same way, on the states as the target's representation holds
@@ -169,13 +171,24 @@ def rejudger(
         before, after = echo_on(view.before), echo_on(view.expected)
         if not isinstance(before, dict) or not isinstance(after, dict) or json_equal(before, view.before):
             return None
-        step = Step(view.kind, before, view.action, after, now_ms, profile, **(context or {}))
-        shape = message_shape(message)
-        return any(v.invariant == invariant and message_shape(v.message) == shape
-                   for v in check_step(step, reducer=reduce, probes=True, only={invariant}))
+        return fires_on(before, after, invariant, message)
 
     still_fires.answer = answer  # type: ignore[attr-defined]
     still_fires.represented = represented  # type: ignore[attr-defined]
     still_fires.echo = echo  # type: ignore[attr-defined]
     still_fires.echo_on = echo_on  # type: ignore[attr-defined]
     return still_fires
+
+
+def armed(
+    view: StepView, reduce: Callable[[str, Any, Any, int], Any], now_ms: int, profile: Any,
+    context: dict[str, Any] | None = None,
+) -> Rejudge:
+    """The step's `rejudger`, with `view` given what classifying it asks of the target and the
+    spec folder (its echoes, the state schema): how the fuzz machine and replay both prepare a
+    step for signing."""
+    rejudge = rejudger(reduce, view, now_ms, profile, context)
+    view.echo = None if view.probe else rejudge.echo  # type: ignore[attr-defined]
+    view.echo_on = None if view.probe else rejudge.echo_on  # type: ignore[attr-defined]
+    view.modelled = schema_modelled()
+    return rejudge

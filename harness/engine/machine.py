@@ -27,8 +27,7 @@ from harness.causes import (
     StepView,
     Witnesses,
     apply_differences,
-    rejudger,
-    schema_modelled,
+    armed,
     violation_causes,
 )
 from harness.corpus.baseline import Baseline
@@ -318,10 +317,7 @@ def judge_step(
     accepted for the rest of the run: a quieter cause on the same step still surfaces, with
     the violation its own differences give (`isolated`). Both lanes judge their steps here."""
     kind = view.kind
-    rejudge = rejudger(stepper.probe_reducer(), view, now_ms, stepper.profile, context)
-    view.echo = None if view.probe else rejudge.echo  # type: ignore[attr-defined]
-    view.echo_on = None if view.probe else rejudge.echo_on  # type: ignore[attr-defined]
-    view.modelled = schema_modelled()
+    rejudge = armed(view, stepper.probe_reducer(), now_ms, stepper.profile, context)
     by_cause: dict[str, tuple[Cause, list[Violation]]] = {}
     for v in result.violations:
         if v.severity == "known":

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.causes import FAILURES, Cause, StepView, rejudger, schema_modelled, violation_causes
+from harness.causes import FAILURES, Cause, StepView, armed, violation_causes
 from harness.corpus.baseline import Baseline
 from harness.corpus.finding import Finding
 from harness.diff import json_diff
@@ -102,10 +102,7 @@ def replay(
             match = None
             view = StepView(finding.kind, step.action, state if step.probe else reference, state,
                             result.expected, result.observed, probe=step.probe)
-            rejudge = rejudger(stepper.probe_reducer(), view, step.now_ms, stepper.profile, step.cross_channel())
-            view.echo = None if step.probe else rejudge.echo  # type: ignore[attr-defined]
-            view.echo_on = None if step.probe else rejudge.echo_on  # type: ignore[attr-defined]
-            view.modelled = schema_modelled()
+            rejudge = armed(view, stepper.probe_reducer(), step.now_ms, stepper.profile, step.cross_channel())
             for v in result.violations:
                 if not _reproduces(finding, v):
                     continue
