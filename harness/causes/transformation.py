@@ -1,42 +1,28 @@
 """The root cause of a violation: what the target did, whichever invariant noticed it.
 
-A run reports one finding per root cause (docs/corpus.md, "Root causes"). The identity of a
-cause is the *minimal difference* between the reference model's state and the target's after
-a step, classified as a path class and a transformation — never the invariant that fired, the
-state kind or (except where the transformation is about the action) the action type. Those are
-the cause's *witnesses*.
+A run reports one finding per root cause (docs/corpus.md, "Root causes", holds the table of
+transformations with examples from the wild set). The identity of a cause (`Cause.key`, hashed
+into `Cause.id`) is a *transformation* — what the target did to a value or an action — never
+the invariant that fired, the state kind, a list index, or (except where the transformation is
+about the action) the action type; those are the cause's *witnesses*.
 
-The differences a step made are the leaves where the model's state and the target's differ
-after it (`null` counts as absent, as in the invariants' equality), minus the differences
-*inherited* from earlier steps: a leaf at, under or above a path where the two states already
-differed before the step is a consequence of an earlier cause, not a new one. Each remaining
-difference is classified (first match wins):
+`StepView.causes` classifies the differences a step made: the leaves where the model's state
+and the target's differ after it (`null` counts as absent), minus the differences *inherited*
+from earlier steps (at, under or above a path where the states already differed before it).
+Each is classified by `classify` (int32 wraps, lost or added empty values, JSON types, a key of a
+name dropped or added, a word turned into another, another value), after three readings of the
+step: a list holding the model's items in another order (`reorder`); a path the model changed and
+the target left as it was — the action not applied (`unapplied`, by type), a field the reducers
+derive not recomputed (`stale`, by field), an item whose namesake was updated instead
+(`duplicate-id`), unless the target's echo shows it cannot hold the value (its representation's
+loss); and a dropped key the state schema does not model there (`UNMODELLED`, a note). A derived
+field that differs beside another difference is that difference's. The causes of a step are
+ranked by `PRIORITY`.
 
-| transformation | when (model value *a*, target value *b*) | identity |
-|---|---|---|
-| `unapplied` | the model changed the path, the target left it as it was (and its echo of the model's state keeps the key: else the loss is the cause) | action type |
-| `int-wrap` | integers, *b* = *a* ∓ 2³² (or 2⁶⁴) | path class |
-| `dropped-empty` | *b* absent, *a* is `[]`, `{}` or `""` (or the model removed an empty value the target keeps unchanged: an encoder that omits empty values cannot send their removal) | the empty value |
-| `added-empty` | *a* absent, *b* is `[]`, `{}` or `""` | the empty value |
-| `type` | JSON types differ | path class, both types |
-| `variant` | two different word-like strings (an enum, a discriminator) | path class, both values |
-| `dropped` / `added` | one side absent | path class |
-| `value` | any other replaced value | path class, action type |
-
-A step with several classes is signed by the first in that order (behaviour before
-presence). The path class is the path with list indices generalised (`turns[].state`).
-
-Without a difference of its own a violation is signed by what it says: a target failure
-(`TARGET-CRASH` …) by the failure and the action type; a probe check (which calls the target's
-reducer again: purity, determinism, …) by the presence-only difference its message names
-(`step=[] rerun=<absent>` — the same `dropped-empty` cause as the state difference), else by the
-invariant and the shape of its message — unless it says the target's reducer failed on a key
-(`KeyError: 'x'`) that the target's state lacks where the model's has it (that difference's
-cause: the target cannot read back its own state), or the states already differed before the step and
-the probe, re-run on the model's state, stays silent (harness/causes/signing.py): then it saw an
-earlier step's difference. A violation on states that agree is signed by its message too. A
-violation whose differences are all inherited has no cause of its own (None): it witnesses an
-earlier one.
+Without a difference of its own a violation is signed by what it says (`failure_cause`: a target
+failure by its error class; `check_cause`: a probe check by the presence-only difference its
+message names, else by its invariant and message shape); harness/causes/signing.py decides which
+applies and when a probe saw only an earlier cause.
 """
 
 from __future__ import annotations
@@ -295,12 +281,15 @@ class StepView:
         fresh, differ = self._diffs
         return differ and not fresh
 
+    @cached_property
+    def _own_echo(self) -> Any:
+        """The target's echo of its own state before the step (asked once: a target round trip)."""
+        return self.echo_on(self.target_before) if self.echo_on is not None else None
+
     def _holds(self, p: tuple[Any, ...]) -> bool:
         """The target, echoing its own state before the step (a no-op on it), keeps a value at
         `p`: its representation can hold it (False when that cannot be asked)."""
-        if self.echo_on is None:
-            return False
-        echo = self.echo_on(self.target_before)
+        echo = self._own_echo
         return isinstance(echo, dict) and at_path(echo, p) is not ABSENT
 
     def _unmodelled(self, c: Cause, p: tuple[Any, ...]) -> Cause:
