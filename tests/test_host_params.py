@@ -25,10 +25,7 @@ def _code(r: Reply) -> Any:
     return (r.error or {}).get("code")
 
 
-@pytest.fixture()
-def host(spec_dir: SpecDir, monkeypatch: pytest.MonkeyPatch) -> Iterator[CommandSession]:
-    """The embedded host given the spec folder, as `ahp-fuzz commands` and `run` give it."""
-    monkeypatch.setenv(ENV_VAR, str(spec_dir.path))
+def _embedded(spec_dir: SpecDir | None) -> Iterator[CommandSession]:
     s = CommandSession("host:embedded", spec_dir)
     try:
         s.setup()
@@ -38,15 +35,17 @@ def host(spec_dir: SpecDir, monkeypatch: pytest.MonkeyPatch) -> Iterator[Command
 
 
 @pytest.fixture()
+def host(spec_dir: SpecDir, monkeypatch: pytest.MonkeyPatch) -> Iterator[CommandSession]:
+    """The embedded host given the spec folder, as `ahp-fuzz commands` and `run` give it."""
+    monkeypatch.setenv(ENV_VAR, str(spec_dir.path))
+    yield from _embedded(spec_dir)
+
+
+@pytest.fixture()
 def bare_host(monkeypatch: pytest.MonkeyPatch) -> Iterator[CommandSession]:
     """The embedded host without a spec folder: its handlers check what they read."""
     monkeypatch.delenv(ENV_VAR, raising=False)
-    s = CommandSession("host:embedded", None)
-    try:
-        s.setup()
-        yield s
-    finally:
-        s.close()
+    yield from _embedded(None)
 
 
 @pytest.mark.parametrize("which", ["host", "bare_host"])
