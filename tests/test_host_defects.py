@@ -303,6 +303,25 @@ async def version_not_offered(url: str) -> bool:
         return (await c.initialize("c1", versions=("0.6.0",)))["protocolVersion"] != "0.6.0"
 
 
+async def claims_unknown_version(url: str) -> bool:
+    async with await ProbeClient.open(url) as c:
+        return (await c.initialize("c1", versions=("0.7.0", "0.6.0")))["protocolVersion"] == "0.5.0"
+
+
+async def older_only(url: str) -> bool:
+    """Refused with -32005 naming nothing; offered 0.3.0, the connection still gets 0.7.0 state."""
+    async with await ProbeClient.open(url) as c:
+        try:
+            await c.initialize("c1", versions=("0.7.0", "0.6.0"))
+            return False
+        except ProbeError as e:
+            if e.code != -32005 or e.data is not None:
+                return False
+    async with await ProbeClient.open(url) as c:
+        got = await c.initialize("c2", versions=("0.3.0",))
+        return bool(got["protocolVersion"] == "0.3.0")
+
+
 async def rebinds_on_reinitialize(url: str) -> bool:
     async with await _client(url) as c:
         try:
@@ -348,6 +367,8 @@ PROBES: dict[str, Probe] = {
     "never-applies": Probe(never_applies),
     "echo-to-newest-socket": Probe(echo_to_newest_socket),
     "version-not-offered": Probe(version_not_offered, {"versions": ("0.7.0", "0.6.0")}),
+    "claims-unknown-version": Probe(claims_unknown_version),
+    "older-only": Probe(older_only),
     "rebinds-on-reinitialize": Probe(rebinds_on_reinitialize),
     "serves-before-initialize": Probe(serves_before_initialize),
 }

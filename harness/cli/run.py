@@ -64,6 +64,7 @@ def run_command(args: argparse.Namespace) -> int:
     from harness.spec.versions import KINDS
 
     kinds = _kinds(args.kinds, DEFAULT_KINDS, KINDS)
+    offer = _offer(args.offer)
     spec_dir = _profiles.spec_or_usage(args.spec, target=args.target)
     if spec_dir is not None:
         # The per-step schema checks (INV-007, INV-007.published) read the spec directory from
@@ -126,6 +127,7 @@ def run_command(args: argparse.Namespace) -> int:
                 verdict=_profiles.run_switches(spec_dir),
                 notices=(*_profiles.checks_off_notices(spec_dir), *_database_notice(args)),
                 lane=args.lane,
+                offer=offer,
             )
             try:
                 summary = (run_live if getattr(target, "is_live", False) else run_campaign)(config, bus)
@@ -178,6 +180,17 @@ def untested_reason(summary: Any, budget_s: float, opened_after_s: float) -> str
 #: Said when `--database` is given to a lane that does not use it (before: a silent no-op).
 DATABASE_UNUSED = ("--database is read and written by --lane hypothesis only: the fast lane (the default) "
                    "draws from its own seeded pools and neither reads nor writes it (docs/lanes.md)")
+
+
+def _offer(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ()
+    from harness.live.versions import check_offer
+
+    try:
+        return check_offer(text)
+    except ValueError as e:
+        raise UsageError(f"--offer: {e}") from e
 
 
 def _database_notice(args: argparse.Namespace) -> tuple[str, ...]:
@@ -257,6 +270,9 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", type=seconds_type, default=5.0,
                    help="per-step target timeout in seconds, > 0 (default 5; never past the budget)")
     add_out_arguments(p, "reports/run-<time>-seed<seed>", "run")
+    p.add_argument("--offer", metavar="V[,V…]",
+                   help="live hosts: protocol versions to offer besides those with rules (0.5.1 … 0.8.0), for "
+                   "a host that speaks only another version: it is fuzzed on the nearest rules' subset (docs/live.md)")
     p.add_argument("--lane", choices=("fast", "hypothesis"), default="fast",
                    help="fast: Hypothesis fills pools, steps are mutated from them with a seeded PRNG; "
                    "hypothesis: every step a Hypothesis draw (default fast: more found per CPU-minute, "

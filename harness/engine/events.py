@@ -36,9 +36,12 @@ class Progress:
 @dataclass(frozen=True)
 class Notice:
     """Something the person running the campaign should know (a kind not fuzzed, a policy that
-    took effect). Not a finding."""
+    took effect). Not a finding. A `headline` notice says what the whole run is (a live host
+    fuzzed on a version subset): printed at the top of stdout too, and kept as report.json
+    `headline` and in the HTML report's verdict box."""
 
     message: str
+    headline: bool = False
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,8 @@ class RunConfig:
     #: "hypothesis": every step a Hypothesis draw (engine/machine.py); "fast": pools filled by
     #: Hypothesis, steps mutated from them with a seeded PRNG (engine/fast.py, docs/lanes.md).
     lane: str = "hypothesis"
+    #: Live targets: versions offered besides those with rules (`--offer`, harness/live/versions.py).
+    offer: tuple[str, ...] = ()
 
 
 @dataclass

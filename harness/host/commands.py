@@ -56,6 +56,12 @@ def _int(params: Params, key: str) -> int:
 # -- handshake -------------------------------------------------------------------------------
 
 
+#: The version the `claims-unknown-version` defect answers (no profile has rules for it).
+CLAIMED_VERSION = "0.5.0"
+#: What the `older-only` defect speaks.
+OLDER_ONLY = ("0.3.0",)
+
+
 def initialize(host: Host, conn: Connection, params: Params) -> Any:
     _root_only(params)
     if conn.ready and not host.defects.has("rebinds-on-reinitialize"):
@@ -64,15 +70,23 @@ def initialize(host: Host, conn: Connection, params: Params) -> Any:
     if not isinstance(offered, list) or not offered or not all(isinstance(v, str) for v in offered):
         raise rpc.invalid_params("protocolVersions must be a non-empty array of version strings")
     client_id = _str(params, "clientId")
-    chosen = next((v for v in offered if v in host.config.versions), None)
+    older_only = host.defects.has("older-only")
+    speaks = OLDER_ONLY if older_only else host.config.versions
+    chosen = next((v for v in offered if v in speaks), None)
     if host.defects.has("version-not-offered"):
         chosen = host.config.versions[0]  # "negotiates" its own newest version, offered or not
+    if host.defects.has("claims-unknown-version"):
+        chosen = CLAIMED_VERSION  # whatever was offered
     if chosen is None:
         raise rpc.RpcError(
             rpc.UNSUPPORTED_PROTOCOL_VERSION,
             f"Unsupported protocol version: offered {offered}",
-            {"supportedVersions": list(host.config.versions)},
+            None if older_only else {"supportedVersions": list(speaks)},
         )
+    answered = chosen
+    if older_only or host.defects.has("claims-unknown-version"):
+        # the answer says one version, the connection is served as the host's own
+        chosen = next((v for v in offered if v in host.config.versions), host.config.versions[0])
     subs = _uri_list(params, "initialSubscriptions") or []
     caps = params.get("capabilities")
     collections = isinstance(caps, Mapping) and isinstance(caps.get("attachmentCollections"), Mapping)
@@ -85,7 +99,7 @@ def initialize(host: Host, conn: Connection, params: Params) -> Any:
             conn.subscriptions.add(uri)
             snapshots.append(snap)
     return {
-        "protocolVersion": chosen,
+        "protocolVersion": answered,
         "serverSeq": host.seq,
         "snapshots": snapshots,
         "serverInfo": {"name": SERVER_NAME, "version": "0.1.0"},

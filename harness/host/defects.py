@@ -189,6 +189,21 @@ DEFECTS: dict[str, Defect] = {
             needs="a client that does not offer the host's newest version",
         ),
         _d(
+            "claims-unknown-version",
+            "initialize answers protocolVersion 0.5.0 — a version nobody offered, with no rules in "
+            "ahp-fuzz — whatever the client offered, and then serves 0.7.0 state",
+            "INV-046 INV-H04",
+            "initialize: protocolVersion MUST be one of the offered entries (else -32005)",
+        ),
+        _d(
+            "older-only",
+            "the host speaks only protocol 0.3.0: any other offer is refused with -32005 naming no "
+            "version, and a 0.3.0 connection still gets 0.7.0 state (workingDirectories)",
+            "INV-046",
+            "a host MUST NOT send what is newer than the negotiated version; -32005 data.supportedVersions "
+            "(required in newer specs)",
+        ),
+        _d(
             "rebinds-on-reinitialize",
             "a second initialize on a connection re-binds it instead of failing",
             "INV-H03",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.invariants.live.base import ClientView, Dispatch, Envelope, Snapshot
 from harness.reference import MalformedAction, Model, Profile
+from harness.spec.versions import PINNED_VERSION, parse_version
 from harness.targets.live import ROOT, ConnectionLost, RpcError, WireConnection
 
 from .failure import TARGET_CRASH, TARGET_TIMEOUT, LiveFailure
@@ -64,6 +65,25 @@ class SimClient:
         self.by_seq: dict[int, Dispatch] = {}
         self.next_seq = 1
         self.dead = False
+
+    @property
+    def speaks(self) -> str:
+        """The version this client's folds and draws follow: the one it negotiated when that is a
+        MAJOR.MINOR.PATCH version (offered or not: a host speaking 0.5.0 is fuzzed on the 0.5.0
+        subset), else the pinned one (a host answering garbage is judged by the run's checks)."""
+        v = self.view.version
+        if v is not None:
+            try:
+                parse_version(v)
+                return v
+            except ValueError:
+                pass
+        return PINNED_VERSION
+
+    @property
+    def modern(self) -> bool:
+        """Negotiated 0.7.0 or later (multiroot fields)."""
+        return parse_version(self.speaks) >= (0, 7, 0)
 
     @property
     def ready(self) -> bool:
@@ -151,10 +171,7 @@ class SimClient:
             return
         version = res.get("protocolVersion") if isinstance(res, dict) else None
         self.view.version = version if isinstance(version, str) else None
-        try:
-            self.model = Model(Profile.for_version(version)) if isinstance(version, str) else None
-        except ValueError:
-            self.model = None
+        self.model = Model(Profile.for_version(self.speaks)) if isinstance(version, str) else None
         snaps = res.get("snapshots") if isinstance(res, dict) else None
         for snap in snaps if isinstance(snaps, list) else []:
             self.take_snapshot(snap)

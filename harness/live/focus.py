@@ -44,6 +44,8 @@ FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
     "never-applies": ({"turn": 5, "action": 5}, False),
     "echo-to-newest-socket": ({"turn": 10}, False),
     "version-not-offered": ({"action": 5}, False),
+    "claims-unknown-version": ({"action": 5}, False),
+    "older-only": ({"action": 5}, False),
     "rebinds-on-reinitialize": ({"handshake": 10}, False),
     "serves-before-initialize": ({"handshake": 10}, False),
 }

@@ -8,7 +8,8 @@ a process is started again (a new port: the command prints its URL again), an em
 served again; a URL cannot be restarted, so a `ws://` host that went away ends the run.
 
 A host that keeps dying (`MAX_DEATHS_IN_A_ROW` examples in a row end in its death) is dropped:
-the campaign stops with one line saying so.
+the campaign stops with one line saying so. A death pinned on a frame class (a bare JSON value
+that crashes the host: the run sends that class no more) is not counted (issue 23).
 """
 
 from __future__ import annotations
@@ -112,9 +113,10 @@ class HostKeeper:
         self._dead = None
         self.restarts += 1
 
-    def after_chunk(self, steps: int) -> None:
-        """Count a death that came soon after a (re)start (a host that keeps dying)."""
-        if not self.dead:
+    def after_chunk(self, steps: int, *, pinned: bool = False) -> None:
+        """Count a death that came soon after a (re)start (a host that keeps dying). A death
+        `pinned` on a frame class (the run sends that class no more) does not count."""
+        if not self.dead or pinned:
             self.in_a_row = 0
         elif steps - self.steps_at_start < QUICK_DEATH_STEPS:
             self.in_a_row += 1

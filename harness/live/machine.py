@@ -45,19 +45,19 @@ from harness.engine.run import RunConfig, RunSummary
 from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
-from harness.spec.versions import KNOWN_VERSIONS
 from harness.targets.live import is_live_spec, parse_live_spec
 
 from .client import DEFAULT_CLIENTS, ClientSpec
 from .failure import LiveFailure
 from .keeper import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
 from .loop import EventLoopThread
-from .ops import DEFAULT_WEIGHTS, SCENARIOS, preflight_ops, session_ops, setup_ops
+from .ops import DEFAULT_WEIGHTS, SCENARIOS, op_class, preflight_ops, session_ops, setup_ops
 from .pool import ConnectionPool
 from .replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
 from .run import DEFAULT_SKIP, LiveRun
 from .settle import SETTLE_POLICIES, SettlePolicy
-from .wild import TARGET_DIED, check_versions, offers_for, unknown_rules
+from .versions import Speaking, negotiate, offers_for
+from .wild import TARGET_DIED
 
 
 @dataclass
@@ -120,6 +120,9 @@ class LiveConfig:
     #: Run every handshake probe and bare JSON value once per campaign, at the start of the
     #: first examples (`ops.preflight_ops`); False: only as drawn by the scenarios.
     preflight: bool = True
+    #: Versions to offer besides those with rules (`--offer`): a host that speaks only those
+    #: is fuzzed on the nearest rules' subset (`live.versions`).
+    offer: tuple[str, ...] = ()
 
 
 class LiveFindingFailure(AssertionError):
@@ -147,6 +150,11 @@ class LiveRecorder:
     keeper: HostKeeper | None = None
     #: Preflight ops already sent in this campaign (each once).
     preflown: set[str] = field(default_factory=set)
+    #: What killed the host, by frame class or probe (`ops.op_class`) -> how often: never sent
+    #: again in this campaign, and a death pinned on one does not count as "keeps dying".
+    fatal: Counter[str] = field(default_factory=Counter)
+    #: The latest death was pinned on a frame class (`keeper.after_chunk`).
+    pinned: bool = False
 
 
 def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
@@ -168,13 +176,23 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
             self.run = LiveRun(cfg.url, loop=loop, token=token, request_timeout_s=cfg.request_timeout_s,
                                skip=cfg.skip, policy=policy, pool=pool,
                                death=rec.keeper.death if rec.keeper is not None else None)
+            self.run.avoid = frozenset(rec.fatal)
             self.failed = False
 
         def _do(self, ops: list[dict[str, Any]]) -> None:
             for op in ops:
                 control.check()
+                if op_class(op) in self.run.avoid:
+                    continue  # it killed the host before: not sent again
+                alive = self.run.host_dead is None
                 found = self.run.apply(op)
                 rec.steps += 1
+                if alive and self.run.host_dead is not None:
+                    cls = op_class(op)  # the op in which the host died: what it died of, if a frame
+                    rec.pinned = cls is not None
+                    if cls is not None:
+                        rec.fatal[cls] += 1
+                        self.run.avoid = frozenset(rec.fatal)
                 if self.run.host_dead is not None and TARGET_DIED in rec.suppressed:
                     raise HostDown(self.run.host_dead)  # dead again: end the example, no finding
                 for v in found:
@@ -235,7 +253,7 @@ def live_config_from(config: RunConfig) -> LiveConfig:
         budget_s=config.budget_s, max_chunks=config.max_chunks,
         chunk_examples=min(config.chunk_examples, 10), max_steps=config.max_steps,
         max_findings=config.max_findings, shrink_budget_s=config.shrink_budget_s,
-        database=config.database, control=config.control, target=config.target,
+        database=config.database, control=config.control, target=config.target, offer=config.offer,
     )
 
 
@@ -273,24 +291,26 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     cfg = replace(cfg, url=keeper.url)
     rec.keeper = keeper
     version = cfg.profile.split("-")[0].split("+")[0]
-    cfg = replace(cfg, clients=offers_for(version, cfg.clients))
+    cfg = replace(cfg, clients=offers_for(version, cfg.clients, cfg.offer))
     offer = list(dict.fromkeys(v for c in cfg.clients for v in c.offer))
+    speaking = Speaking(tuple(offer))
     try:
-        loop.run(check_versions(cfg.url, offer, KNOWN_VERSIONS, cfg.request_timeout_s), cfg.request_timeout_s * 2 + 5)
+        speaking = loop.run(negotiate(cfg.url, offer, cfg.request_timeout_s), cfg.request_timeout_s * 4 + 5)
     except LiveFailure:
         pass  # a host that does not answer initialize: the run reports it
     except BaseException:
         keeper.close()
         loop.close()
         raise
+    if speaking.also_offer:  # the host refused the offer and speaks an older (or named) version
+        cfg = replace(cfg, clients=offers_for(version, cfg.clients, (*cfg.offer, *speaking.also_offer)))
     reuse = cfg.reuse_connections if cfg.reuse_connections is not None else keeper.embedded is not None
     pool = ConnectionPool() if reuse else None
     pooled_for = keeper.restarts  # the host the pooled connections lead to (restarts: a new one)
     database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
     bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
-    cannot = unknown_rules(version, KNOWN_VERSIONS, _actions_schema())
-    if cannot is not None:
-        bus.emit(Notice(cannot))
+    if speaking.note is not None:
+        bus.emit(Notice(speaking.note, headline=True))
     chunk = 0
     thresholds = gc.get_threshold()
     if cfg.gc_threshold is not None:
@@ -333,7 +353,8 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             except BaseException:
                 if rec.failure is None and not keeper.dead:
                     raise
-            keeper.after_chunk(rec.steps)
+            keeper.after_chunk(rec.steps, pinned=rec.pinned)
+            rec.pinned = False
             if rec.failure is not None:
                 _record_finding(rec.failure, cfg, chunk, loop, control, bus, summary, rec)
             chunk += 1
@@ -366,6 +387,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
                          dict(summary.known_counts), {f"scenario {k}": {"sent": n, "changed": 0}
                                                       for k, n in sorted(rec.scenarios.items())},
                          summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed,
+                                                   "speaking": speaking.as_json(),
                                                    "liveSettling": settling_report(cfg, rec.settling),
                                                    **_host_extra(keeper)}))
     return summary
@@ -384,17 +406,6 @@ def _drop_pool(pool: ConnectionPool, loop: EventLoopThread) -> None:
     """Close every pooled connection (at the end, or after the host was restarted)."""
     with contextlib.suppress(Exception):
         loop.run(pool.aclose(), 10.0)
-
-
-def _actions_schema() -> dict[str, Any] | None:
-    """The actions schema of the spec checkout in use (`--spec` / AHP_SPEC_DIR), if any."""
-    from harness.spec.specdir import SpecDir, SpecDirError
-
-    try:
-        spec = SpecDir.from_env()
-        return spec.schemas.get("actions") if spec is not None and spec.has_schemas() else None
-    except (SpecDirError, OSError, ValueError):
-        return None
 
 
 class HostDown(Exception):

@@ -10,6 +10,7 @@ current state returns no ops.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -51,11 +52,11 @@ def _pick_client(data: st.DataObject, run: LiveRun, pred: Callable[[SimClient], 
 
 
 def _modern(c: SimClient) -> bool:
-    return (c.view.version or "") >= "0.7.0"
+    return c.modern
 
 
 def _profile(c: SimClient) -> Profile:
-    return Profile.for_version(c.view.version or "0.7.0")
+    return Profile.for_version(c.speaks)
 
 
 def _n(run: LiveRun) -> int:
@@ -106,7 +107,7 @@ def _pick_watched_channel(
     if not channels:
         return None
     ch = data.draw(st.sampled_from(channels), label="channel")
-    return c, ch, run.kinds[ch], c.view.version or "0.7.0"
+    return c, ch, run.kinds[ch], c.speaks
 
 
 def valid_action(data: st.DataObject, run: LiveRun) -> list[Op]:
@@ -384,7 +385,7 @@ def race(data: st.DataObject, run: LiveRun) -> list[Op]:
     wd_ok = "multipleWorkingDirectories" in run.agent_caps()
     ops: list[Op] = []
     for c in racers:
-        version = c.view.version or "0.7.0"
+        version = c.speaks
         types = [t for t in action_types(version, kind)
                  if t in BUILDERS[kind] and is_client_dispatchable(t, version) and (wd_ok or t not in WD_TYPES)]
         state = c.optimistic(ch)
@@ -426,11 +427,37 @@ def reconnect(data: st.DataObject, run: LiveRun) -> list[Op]:
     return [{"op": "reconnect", "client": c.view.index, "back": data.draw(st.integers(0, 6), label="back")}]
 
 
+def frame_class(frame: str) -> str:
+    """The class of a malformed frame, as a host that dies on it would (issue 23): "malformed
+    JSON", "bare JSON value" (null, a number, a string, a boolean), "batch" (an array) or
+    "object"."""
+    try:
+        value = json.loads(frame)
+    except ValueError:
+        return "malformed JSON"
+    if isinstance(value, list):
+        return "batch"
+    return "object" if isinstance(value, dict) else "bare JSON value"
+
+
+def op_class(op: Op) -> str | None:
+    """What a host that died on `op` can be said to have died of, so that the run stops sending
+    it (a frame class, a handshake probe); None: an op of the protocol itself, nothing to avoid."""
+    if op.get("op") == "garbage":
+        return frame_class(str(op.get("frame", "")))
+    if op.get("op") == "handshake":
+        return f"handshake probe {op.get('probe')}"
+    return None
+
+
 def garbage(data: st.DataObject, run: LiveRun) -> list[Op]:
     c = _pick_client(data, run)
     if c is None:
         return []
-    frames = data.draw(st.sampled_from((GARBAGE, BARE_VALUES)), label="frame kind")
+    kinds = [k for k in (GARBAGE, BARE_VALUES) if any(frame_class(f) not in run.avoid for f in k)]
+    if not kinds:
+        return []
+    frames = [f for f in data.draw(st.sampled_from(kinds), label="frame kind") if frame_class(f) not in run.avoid]
     return [{"op": "garbage", "client": c.view.index, "frame": data.draw(st.sampled_from(frames), label="frame")}]
 
 
@@ -450,7 +477,10 @@ def handshake(data: st.DataObject, run: LiveRun) -> list[Op]:
     version lists, an unknown method, bad params (INV-H01…H06)."""
     from .wild import PROBES
 
-    return [{"op": "handshake", "client": 0, "probe": data.draw(st.sampled_from(PROBES), label="probe")}]
+    probes = [p for p in PROBES if f"handshake probe {p}" not in run.avoid]
+    if not probes:
+        return []
+    return [{"op": "handshake", "client": 0, "probe": data.draw(st.sampled_from(probes), label="probe")}]
 
 
 SCENARIOS: Mapping[str, Scenario] = {

@@ -112,6 +112,9 @@ class LiveRun:
         self._observers_made = 0
         self.racing = False
         self.skip = skip
+        #: Frame classes and probes that killed the host earlier in the campaign (`ops.op_class`):
+        #: the scenarios send them no more (issue 23: a fragile host is still fuzzed).
+        self.avoid: frozenset[str] = frozenset()
         self.transcript = Transcript()
         self.clients: dict[int, SimClient] = {}
         self.observers: dict[str, SimClient] = {}
@@ -162,11 +165,12 @@ class LiveRun:
         return self.obs.chat_session.get(chat)
 
     def state(self, channel: str) -> State | None:
-        for c in self.ready_clients():
-            s = c.view.confirmed.get(channel)
-            if s is not None and (c.view.version or "") >= "0.7.0":
-                return s
-        return None
+        """A client's confirmed state of `channel`: a 0.7.0+ client's first (the multiroot
+        fields), else any (a host that speaks only an older version)."""
+        found = [s for c in self.ready_clients() if (s := c.view.confirmed.get(channel)) is not None and c.modern]
+        if found:
+            return found[0]
+        return next((s for c in self.ready_clients() if (s := c.view.confirmed.get(channel)) is not None), None)
 
     def completed_turns(self, chat: str) -> list[str] | None:
         s = self.state(chat)
@@ -186,7 +190,7 @@ class LiveRun:
             d.silent = self.ours(d.channel)
             return
         t = d.type
-        version = client.view.version or "0.7.0"
+        version = client.speaks
         state = client.view.confirmed.get(d.channel) or {}
         if t == "session/defaultChatChanged":
             # Server-only in the generated table, client-dispatchable in the session-channel prose

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from harness.spec.versions import PINNED_VERSION, Version, format_version, parse_version
+from harness.spec.versions import (
+    KNOWN_VERSIONS,
+    PINNED_VERSION,
+    Version,
+    format_version,
+    parse_version,
+)
 
 JSON = Any
 State = dict[str, Any]
@@ -44,14 +50,12 @@ class Profile:
 
     @classmethod
     def named(cls, name: str) -> Profile:
-        """A profile by name: a version (`0.7.0`) or one of `NAMED_PROFILES` (`0.7.0-main`)."""
+        """A profile by name: one of `NAMED_PROFILES` (`0.7.0`, `0.7.0-main`, …). A version the
+        harness has no rules for (`9.9.9`, `0.5.0`) is a ValueError naming the ones it has: never
+        a silent profile (issue 23)."""
         if name in NAMED_PROFILES:
             return NAMED_PROFILES[name]
-        try:
-            return cls.for_version(name)
-        except ValueError:
-            known = ", ".join(sorted(NAMED_PROFILES))
-            raise ValueError(f"unknown profile {name!r}: give a version such as 0.7.0 or one of {known}") from None
+        raise ValueError(unknown_profile(name))
 
     @property
     def label(self) -> str:
@@ -73,7 +77,7 @@ DEFAULT_PROFILE = Profile.for_version(PINNED_VERSION)
 
 #: Named profiles: the released versions, plus two snapshots the spec data comes from.
 NAMED_PROFILES: dict[str, Profile] = {
-    **{v: Profile.for_version(v) for v in ("0.5.1", "0.5.2", "0.6.0", "0.7.0", "0.8.0")},
+    **{v: Profile.for_version(v) for v in KNOWN_VERSIONS},
     # Upstream main just after the 0.7.0 release (the 0.7.0 spec folder): 0.7.0 plus the
     # queued 0.8.0 InputNeeded rule (REDUCERS.md §7b row 10).
     "0.7.0-main": Profile(version=parse_version("0.7.0"), client_execution_blocks=False),
@@ -82,6 +86,19 @@ NAMED_PROFILES: dict[str, Profile] = {
         version=parse_version("0.8.0"), client_execution_blocks=False, replace_keeps_earlier=False
     ),
 }
+
+
+
+def unknown_profile(name: str, what: str = "profile") -> str:
+    """The one line for a profile or version without rules here (`what`: where it came from)."""
+    try:
+        parse_version(name)
+        kind = "a version ahp-fuzz has no reducer rules for"
+    except ValueError:
+        kind = "not a version or profile name"
+    return (f"unknown {what} {name!r} ({kind}): the versions with rules are {', '.join(KNOWN_VERSIONS)} "
+            f"(named profiles also {', '.join(n for n in NAMED_PROFILES if n not in KNOWN_VERSIONS)})")
+
 
 _log = logging.getLogger("harness.reference")
 

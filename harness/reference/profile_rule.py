@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.spec.specdir import SpecDir, SpecDirError
-from harness.spec.versions import PINNED_VERSION, format_version
+from harness.spec.versions import KNOWN_VERSIONS, PINNED_VERSION, format_version
 
-from .profile import Profile
+from .profile import NAMED_PROFILES, Profile, unknown_profile
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,10 @@ def from_changelog(spec: SpecDir) -> tuple[Profile, str] | None:
     release = spec.release
     if release.released is None:
         return None
+    released = format_version(release.released)
+    if released not in KNOWN_VERSIONS:  # a version without rules is a usage error, not a silent profile
+        raise ValueError(unknown_profile(released, f"version in the CHANGELOG of {spec.path}:")
+                         + ": pass --profile with one of them")
     base = Profile.for_version(release.released)
     if release.pending is not None and release.pending >= (0, 8, 0) > release.released:
         return (
@@ -85,10 +89,9 @@ def choose_profile(
             return ProfileChoice(found[0], found[1], "checkout")
     said = announced(announcement)
     if said is not None:
-        try:
-            return ProfileChoice(Profile.named(said), f"announced by the target ({said})", "announcement")
-        except ValueError:
-            pass
+        if said not in NAMED_PROFILES:
+            raise ValueError(unknown_profile(said, "profile announced by the target:") + ": pass --profile with one of them")
+        return ProfileChoice(Profile.named(said), f"announced by the target ({said})", "announcement")
     return ProfileChoice(
         Profile.named(PINNED_VERSION),
         f"pinned {PINNED_VERSION} (no --profile, spec folder, checkout CHANGELOG or announcement)",

@@ -91,6 +91,8 @@ class ConsoleReporter:
                     markup=False,
                 )
         elif isinstance(event, Notice):
+            if event.headline:
+                out.print(Text(f"note: {event.message}"))
             err.print(Text(f"  note: {event.message}", style="yellow"))
         elif isinstance(event, Shrinking):
             if not self.quiet:

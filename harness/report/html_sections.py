@@ -64,7 +64,8 @@ def verdict(report: dict[str, Any]) -> tuple[str, str, str]:
 def banner_html(report: dict[str, Any], origin: Path | None) -> str:
     key, headline, detail = verdict(report)
     items = known_items(report)
-    extra = ""
+    extra = "".join(f'<p class="speaking">{esc(line)}</p>' for line in report.get("headline") or []
+                    if isinstance(line, str))
     if items:
         numbers = [w.removeprefix("§11 ").removeprefix("items ").removeprefix("item ") for w in items]
         checks = sum(len(row["invariants"]) for row in items.values())

@@ -173,6 +173,8 @@ class JsonReport:
                 self._save()
         elif isinstance(event, Notice):
             self.data["notices"].append(event.message)
+            if event.headline:
+                self.data.setdefault("headline", []).append(event.message)
             self._save()
         elif isinstance(event, KnownSeen):
             entry = self.data["known"].setdefault(

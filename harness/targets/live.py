@@ -136,7 +136,19 @@ class HostHandle:
         self._closed = False
         self.proc = proc
         self.stderr_tail: deque[str] = stderr_tail if stderr_tail is not None else deque(maxlen=STDERR_LINES)
+        #: When each line of `stderr_tail` was read (the last burst is the crash), and the
+        #: thread reading them (joined briefly after an exit, so that the traceback is whole).
+        self.stderr_times: deque[float] = deque(maxlen=STDERR_LINES)
+        self.stderr_reader: threading.Thread | None = None
         self.dead = dead
+
+    def crash_text(self) -> str:
+        """The host's last words: the lines of its last stderr burst (what it wrote within a
+        second of its last line), the first of them — where a traceback says what was thrown
+        and at which source line — and the last, joined by " | "."""
+        if self.stderr_reader is not None:
+            self.stderr_reader.join(0.5)
+        return crash_lines(list(self.stderr_tail), list(self.stderr_times))
 
     def exit_status(self, wait_s: float = 0.0) -> int | None:
         """The host process's exit status, once it exited (None: running, or not a process)."""
@@ -155,8 +167,34 @@ class HostHandle:
             self._stop()
 
 
-#: Lines of a `host-cmd:` host's stderr kept for a death finding.
-STDERR_LINES = 20
+#: Lines of a `host-cmd:` host's stderr kept for a death finding (the last burst is quoted).
+STDERR_LINES = 400
+#: Of a crash's stderr burst, the first lines (what was thrown, where) and the last quoted.
+CRASH_FIRST, CRASH_LAST = 6, 3
+#: Lines written within this many seconds of the last one belong to its burst.
+BURST_S = 1.0
+
+
+#: A quoted stderr line is cut at this length (a transpiler's stack can name a whole module).
+CRASH_LINE = 200
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= CRASH_LINE else line[: CRASH_LINE - 1] + "…"
+
+
+def crash_lines(lines: list[str], times: list[float]) -> str:
+    """The first `CRASH_FIRST` and last `CRASH_LAST` non-blank lines of the last stderr burst
+    ("" when there are none). Without times (or fewer), the whole tail is the burst."""
+    if times and len(times) == len(lines):
+        last = times[-1]
+        start = next(i for i, t in enumerate(times) if t >= last - BURST_S)
+        lines = lines[start:]
+    shown = [_clip(x.strip()) for x in lines if x.strip()]
+    if len(shown) > CRASH_FIRST + CRASH_LAST:
+        skipped = len(shown) - CRASH_FIRST - CRASH_LAST
+        shown = [*shown[:CRASH_FIRST], f"… {skipped} line(s) …", *shown[-CRASH_LAST:]]
+    return " | ".join(shown)
 
 
 def describe_status(code: int) -> str:
@@ -196,13 +234,16 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
 
     threading.Thread(target=pump, name="host-cmd-stdout", daemon=True).start()
     tail: deque[str] = deque(maxlen=STDERR_LINES)
+    times: deque[float] = deque(maxlen=STDERR_LINES)
 
     def pump_err() -> None:  # keep the last stderr lines; never let the host block on a full pipe
         assert proc.stderr is not None
         for line in proc.stderr:
+            times.append(time.monotonic())
             tail.append(line.rstrip("\n"))
 
-    threading.Thread(target=pump_err, name="host-cmd-stderr", daemon=True).start()
+    err_thread = threading.Thread(target=pump_err, name="host-cmd-stderr", daemon=True)
+    err_thread.start()
 
     def stop() -> None:
         _stop_group(proc)
@@ -220,7 +261,9 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
             if code is not None
             else f"host-cmd: the host did not print a ws:// URL on stdout within {timeout_s:g}s"
         )
-    return HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}", proc=proc, stderr_tail=tail)
+    handle = HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}", proc=proc, stderr_tail=tail)
+    handle.stderr_times, handle.stderr_reader = times, err_thread
+    return handle
 
 
 def _reachable(url: str, timeout_s: float) -> None:
@@ -406,8 +449,8 @@ class LiveTarget:
             code = handle.exit_status(1.0 if lost else 0.0)
             if code is None:
                 return None
-            lines = [x for x in handle.stderr_tail if x.strip()][-5:]
-            err = f"; last stderr lines: {' | '.join(lines)}" if lines else "; nothing on stderr"
+            said = handle.crash_text()
+            err = f"; its stderr: {said}" if said else "; nothing on stderr"
             return f"the host process exited with status {describe_status(code)}{err}"
         if self.spec.kind == "embedded":
             why = handle.dead()

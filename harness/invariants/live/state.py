@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from itertools import combinations, pairwise
 from typing import Any
 
+from harness.spec.versions import introduced_in, parse_version
+
 from .base import ClientView, Envelope, LiveObservation, profile_key, state_difference
 from .wire import must_reject
 
@@ -44,10 +46,23 @@ def snapshot_replay(obs: LiveObservation) -> Iterator[str]:
                     continue  # an echo went to another connection, not this one (INV-045's finding)
                 if unapplied(obs, c, ch, snap.from_seq, theirs, norm):
                     continue  # the host never applied accepted client actions: INV-H07's finding
+                if _too_new(c, ch, snap.from_seq):
+                    continue  # envelopes newer than the version it negotiated: INV-046's finding
                 yield (
                     f"client {c.index}: {ch} folded from its snapshot and envelopes up to serverSeq "
                     f"{snap.from_seq} differs from a fresh snapshot at {diff}{_diverged_at(c, ch, snap.from_seq, theirs, diff, norm)}"
                 )
+
+
+def _too_new(c: ClientView, ch: str, upto: int) -> bool:
+    """`c` got an envelope on `ch` (up to `upto`) of a type introduced after the version it
+    negotiated: its fold, by that version's rules, leaves it out (INV-046 reports it)."""
+    try:
+        v = parse_version(c.version or "")
+    except ValueError:
+        return False
+    return any(e.channel == ch and isinstance(e.seq, int) and e.seq <= upto
+               and (introduced_in(e.type) or (0, 0, 0)) > v for e in c.envelopes)
 
 
 def _unechoed(obs: LiveObservation, ch: str) -> bool:
