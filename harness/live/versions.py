@@ -68,14 +68,11 @@ class Speaking:
 
 
 def nearest_profile(version: str) -> str:
-    """The version with rules nearest to `version` (ties: the newer one)."""
+    """The version with rules nearest to `version`: the newest one not newer than it (the rules it
+    builds on), else the oldest (a host older than every version with rules)."""
     v = parse_version(version)
-
-    def distance(k: str) -> tuple[int, int, int]:
-        kv = parse_version(k)
-        return (abs(kv[0] - v[0]), abs(kv[1] - v[1]), abs(kv[2] - v[2]))
-
-    return min(reversed(KNOWN_VERSIONS), key=distance)
+    below = [k for k in KNOWN_VERSIONS if parse_version(k) <= v]
+    return max(below, key=parse_version) if below else min(KNOWN_VERSIONS, key=parse_version)
 
 
 def subset_note(version: str, why: str) -> str | None:
