@@ -10,6 +10,7 @@ before and after, the sessions (`listSessions`) before and after — returning a
 | CMD-PARTIAL-STATE | a failed command leaves the sessions (listSessions) and the disk as they were | violation |
 | CMD-CHAT-SUBSET | `createChat.workingDirectories` outside the session's set is refused (WIRE.md §11 MUST) | violation |
 | CMD-MULTIROOT | without `multipleWorkingDirectories`, a session keeps at most the first directory | violation |
+| CMD-MUST-METHOD | a command WIRE.md says a host MUST answer (`ping`, `initialize`, `createSession`, `fetchTurns`, `authenticate`) is not answered -32601 Method not found | violation |
 | CMD-ERROR-CODE | `createSession` on an existing URI is -32003 (MUST; -32602 too when its params are schema-invalid besides); `resourceResolve` of a missing path in a session directory is -32008 (MUST); any other error code is one the command documents | violation / warning |
 
 The four schemathesis checks get verdicts of the same shape for replay (`st_verdicts`).
@@ -204,10 +205,33 @@ def error_code(obs: Observation) -> Verdict | None:
     return None
 
 
+#: The commands WIRE.md says a host MUST answer, and where: -32601 (Method not found) for one of
+#: them is a violation, not a missing optional command (issue 23).
+MUST_ANSWER: Mapping[str, str] = {
+    "ping": "WIRE.md §3.1, §4.1: ping MUST be answered (with null), even before initialize",
+    "initialize": "WIRE.md §3.1: initialize MUST be the first request, and answered",
+    "createSession": "WIRE.md §4.1: createSession on an existing URI MUST answer -32003; the command exists",
+    "fetchTurns": "WIRE.md §4.1: the host MUST dispatch chat/turnsLoaded, then answer fetchTurns",
+    "authenticate": "WIRE.md §4.1: an invalid authenticate MUST get -32007 or -32602",
+}
+
+
+def must_answer(obs: Observation) -> Verdict | None:
+    err = obs.reply.error
+    if obs.method not in MUST_ANSWER or obs.reply.transport is not None or not isinstance(err, dict):
+        return None
+    if err.get("code") != -32601:
+        return None
+    return Verdict("CMD-MUST-METHOD", "violation",
+                   f"{obs.method} answered -32601 (Method not found): {MUST_ANSWER[obs.method]}",
+                   "an answer (a result, or an error the command documents)")
+
+
 OUR_CHECKS: tuple[Callable[[Observation], Verdict | None], ...] = (
-    confinement, partial_state, chat_subset, multiroot, error_code,
+    confinement, partial_state, chat_subset, multiroot, must_answer, error_code,
 )
-CHECK_IDS = ("CMD-CONFINEMENT", "CMD-PARTIAL-STATE", "CMD-CHAT-SUBSET", "CMD-MULTIROOT", "CMD-ERROR-CODE")
+CHECK_IDS = ("CMD-CONFINEMENT", "CMD-PARTIAL-STATE", "CMD-CHAT-SUBSET", "CMD-MULTIROOT", "CMD-MUST-METHOD",
+             "CMD-ERROR-CODE")
 
 
 def run_ours(obs: Observation) -> list[Verdict]:

@@ -44,7 +44,7 @@ from harness.spec.specdir import SpecDir
 
 from .app import ROOT, BridgeApp, Exchange, HostLink, Reply
 from .baseline import BASELINE_SESSIONS
-from .checks import ST_CHECKS, Observation, Sessions, Verdict, run_ours, st_verdicts
+from .checks import MUST_ANSWER, ST_CHECKS, Observation, Sessions, Verdict, run_ours, st_verdicts
 from .fixture import FileFixture
 from .openapi import build_openapi
 
@@ -54,6 +54,7 @@ TITLES = {
     "CMD-PARTIAL-STATE": "a failed command left state behind",
     "CMD-CHAT-SUBSET": "createChat accepted directories outside the session's set",
     "CMD-MULTIROOT": "createSession kept several directories without the capability",
+    "CMD-MUST-METHOD": "a command the host MUST answer is missing (-32601)",
     "CMD-ERROR-CODE": "an error code the protocol does not document here",
     "ST-SERVER-ERROR": "the host broke (internal error, lost connection or timeout)",
     "ST-RESPONSE-SCHEMA": "the reply does not match the spec's schema",
@@ -386,6 +387,9 @@ class CommandRun:
                         self._fuzz_operation(op, mode, rnd)
                 if rnd == 0:
                     missing[method] = self._only_method_not_found(method)
+                    if missing[method] and method not in MUST_ANSWER:  # an optional command it lacks
+                        self.result.notices.append(f"the host lacks {method}: every call was answered -32601 "
+                                                   "(Method not found); not fuzzed further")
             if "stateful" in self.config.phases and not self.over() and not self.no_stateful:
                 self._stateful(schema, rnd)
             rnd += 1

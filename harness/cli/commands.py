@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.engine.events import RunStarted
 from harness.errors import UsageError
-from harness.report.console import ConsoleReporter
+from harness.report.console import ConsoleReporter, by_severity
 
 from ._common import check_out_folder, parse_duration, program_name
 
@@ -69,7 +69,8 @@ def commands_command(args: argparse.Namespace) -> int:
     findings = FindingWriter(out / "findings", program=program)
     report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]])
     stdout = make_console(stderr=False)
-    console = _CommandsConsole(out=stdout, quiet=args.quiet)
+    console = _CommandsConsole(out=stdout, quiet=args.quiet,
+                               replay_for=lambda f: f.replay_command(findings.paths.get(f.signature), program))
     bus = EventBus(console, findings, report, JunitReport(out / "junit.xml"))
     config = CommandRunConfig(
         target=args.target, spec=spec, seed=seed, budget_s=budget, examples=args.examples,
@@ -92,7 +93,7 @@ def commands_command(args: argparse.Namespace) -> int:
                          extra={"rounds": result.rounds, "failOn": args.fail_on,
                                 "failingFindings": len(failing)}))
     stdout.print(f"report: {out / 'report.json'}", markup=False)
-    for f in result.findings:
+    for f in by_severity(list(result.findings)):
         stdout.print(f"replay: {f.replay_command(findings.paths.get(f.signature), program)}", markup=False)
     return 1 if failing else 0
 

@@ -104,7 +104,7 @@ class ConsoleReporter:
             f = event.finding
             line = Text()
             line.append("FINDING", style="bold red")
-            line.append(f" {f.invariant} [{f.severity}] on {f.kind} after {f.failing_step + 1} steps (")
+            line.append(f" {f.invariant} [{f.severity}] on {where(f)} after {f.failing_step + 1} steps (")
             if event.reproduced:
                 line.append("reproduced")
             elif f.extra.get("confirmed") is False:
@@ -142,15 +142,30 @@ class ConsoleReporter:
                 f"stopped: {event.stopped_because}"
             )
             out.print(line)
-            for f in event.findings:
+            for f in by_severity(list(event.findings)):
                 out.print(Text(cause_line(f, self.replay_for(f))))
             if event.error:
                 err.print(f"  {event.error}", markup=False)
 
 
+def where(f: Finding) -> str:
+    """What a finding is on: its kind, and for a command finding the command that failed."""
+    steps = getattr(f, "steps", None)
+    method = getattr(steps[f.failing_step], "method", None) if steps and 0 <= f.failing_step < len(steps) else None
+    return f"{method} ({f.kind})" if isinstance(method, str) else f.kind
+
+
+SEVERITY_ORDER = {"violation": 0, "divergence": 1, "warning": 2}
+
+
+def by_severity(findings: list[Finding]) -> list[Finding]:
+    """Violations first, then divergences, then warnings (stable within each)."""
+    return sorted(findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 0))
+
+
 def cause_line(f: Finding, replay: str) -> str:
     """One line per finding of a finished run: the cause, its witnesses, the replay command."""
     if f.cause is None:
-        return f"  {f.invariant} [{f.severity}] on {f.kind}: {f.message[:120]} | replay: {replay}"
+        return f"  {f.invariant} [{f.severity}] on {where(f)}: {' '.join(f.message.split())[:120]} | replay: {replay}"
     w = f.cause.get("witnesses") or {}
     return f"  cause {f.cause.get('id')}: {f.cause.get('summary')} | {describe_witnesses(w)} | replay: {replay}"
