@@ -15,7 +15,7 @@ from .failure import TARGET_CRASH, TARGET_TIMEOUT, LiveFailure
 from .wild import note_delivery, ping
 
 if TYPE_CHECKING:
-    from .run import LiveRun
+    from .roles import RunRole
 
 JSON = Any
 State = dict[str, Any]
@@ -55,7 +55,7 @@ def kind_of_uri(uri: str) -> str | None:
 class SimClient:
     """One simulated client: a connection, its confirmed state per channel, its pending queue."""
 
-    def __init__(self, run: LiveRun, index: int, spec: ClientSpec, client_id: str) -> None:
+    def __init__(self, run: RunRole, index: int, spec: ClientSpec, client_id: str) -> None:
         self.run = run
         self.spec = spec
         self.view = ClientView(index, client_id, list(spec.offer), collections=spec.collections,

@@ -33,8 +33,7 @@ from harness.invariants.live.base import WireProbe
 from harness.targets.live import ROOT, ConnectionLost, RpcError, WireConnection
 
 if TYPE_CHECKING:
-    from .client import SimClient
-    from .run import LiveRun
+    from .roles import PeerRole, RunRole
 
 #: The drain that replaces the ping barrier: no frame for this long means quiescence…
 QUIET_S = 0.03
@@ -61,7 +60,7 @@ TARGET_DIED = "TARGET-DIED"
 # -- quiescence ---------------------------------------------------------------------------------
 
 
-async def ping(client: SimClient) -> bool:
+async def ping(client: PeerRole) -> bool:
     """Ping one client's connection: True when the host answered anything (a host answers in
     order on a connection, so an error answer is a barrier too), False when it stayed silent.
     An answer other than `null` is recorded once per run as an INV-H01 probe; silence too, and
@@ -87,7 +86,7 @@ async def ping(client: SimClient) -> bool:
     return probe.answered
 
 
-async def quiesce(run: LiveRun, clients: list[SimClient] | None = None) -> bool:
+async def quiesce(run: RunRole, clients: list[PeerRole] | None = None) -> bool:
     """A barrier: pings on `clients` (default: every ready client) while the host answers them (a
     result or an error): True; else (a host silent on ping, now or earlier in the run) a timed
     drain of the whole run: False. `LiveRun._barrier` calls it for every set of clients it pings
@@ -104,7 +103,7 @@ async def quiesce(run: LiveRun, clients: list[SimClient] | None = None) -> bool:
     return False
 
 
-async def drain(run: LiveRun, quiet_s: float = QUIET_S, max_s: float = DRAIN_MAX_S) -> None:
+async def drain(run: RunRole, quiet_s: float = QUIET_S, max_s: float = DRAIN_MAX_S) -> None:
     """Wait until no frame moved for `quiet_s` (at most `max_s`)."""
     deadline = time.monotonic() + max_s
     last = run.transcript.seen
@@ -118,7 +117,7 @@ async def drain(run: LiveRun, quiet_s: float = QUIET_S, max_s: float = DRAIN_MAX
 # -- handshake probes -----------------------------------------------------------------------------
 
 
-async def handshake(run: LiveRun, op: dict[str, Any]) -> None:
+async def handshake(run: RunRole, op: dict[str, Any]) -> None:
     """One handshake or error-code probe on a connection of its own (closed afterwards)."""
     name = str(op.get("probe", ""))
     if name not in PROBES:
@@ -167,7 +166,7 @@ async def _ask(conn: WireConnection, method: str, params: dict[str, Any]) -> Any
         return None
 
 
-async def _probe(run: LiveRun, conn: WireConnection, check: str, method: str, params: dict[str, Any]) -> WireProbe:
+async def _probe(run: RunRole, conn: WireConnection, check: str, method: str, params: dict[str, Any]) -> WireProbe:
     p = WireProbe(check, method, params, connection=conn.conn_id)
     try:
         p.result = await conn.request(method, params, PROBE_TIMEOUT_S)
@@ -184,7 +183,7 @@ async def _probe(run: LiveRun, conn: WireConnection, check: str, method: str, pa
 # -- where echoes went -------------------------------------------------------------------------
 
 
-def note_delivery(run: LiveRun, receiver: SimClient, params: dict[str, Any]) -> None:
+def note_delivery(run: RunRole, receiver: PeerRole, params: dict[str, Any]) -> None:
     """Remember that `receiver`'s connection got an echo of another client's dispatch."""
     origin = params.get("origin")
     if not isinstance(origin, dict):
@@ -203,7 +202,7 @@ def note_delivery(run: LiveRun, receiver: SimClient, params: dict[str, Any]) -> 
 # -- death --------------------------------------------------------------------------------------
 
 
-def death_violation(run: LiveRun, why: str) -> Violation:
+def death_violation(run: RunRole, why: str) -> Violation:
     """The host's death as one finding: why (status, stderr) and the frames sent just before."""
     sent = [f["m"] for f in run.transcript.frames if f.get("d") == ">" and not _is_ping(f["m"])][-LAST_SENT:]
     shown = "; ".join(_frame_text(m) for m in sent)
