@@ -10,7 +10,7 @@ before and after, the sessions (`listSessions`) before and after — returning a
 | CMD-PARTIAL-STATE | a failed command leaves the sessions (listSessions) and the disk as they were | violation |
 | CMD-CHAT-SUBSET | `createChat.workingDirectories` outside the session's set is refused (WIRE.md §11 MUST) | violation |
 | CMD-MULTIROOT | without `multipleWorkingDirectories`, a session keeps at most the first directory | violation |
-| CMD-MUST-METHOD | a command WIRE.md says a host MUST answer (`ping`, `initialize`, `createSession`, `fetchTurns`, `authenticate`) is not answered -32601 Method not found | violation |
+| CMD-MUST-METHOD | a command WIRE.md says a host MUST answer (`ping`, `initialize`, `createSession`) is not answered -32601 Method not found | violation |
 | CMD-ERROR-CODE | `createSession` on an existing URI is -32003 (MUST; -32602 too when its params are schema-invalid besides); `resourceResolve` of a missing path in a session directory is -32008 (MUST); any other error code is one the command documents | violation / warning |
 
 The four schemathesis checks get verdicts of the same shape for replay (`st_verdicts`).
@@ -211,9 +211,10 @@ MUST_ANSWER: Mapping[str, str] = {
     "ping": "WIRE.md §3.1, §4.1: ping MUST be answered (with null), even before initialize",
     "initialize": "WIRE.md §3.1: initialize MUST be the first request, and answered",
     "createSession": "WIRE.md §4.1: createSession on an existing URI MUST answer -32003; the command exists",
-    "fetchTurns": "WIRE.md §4.1: the host MUST dispatch chat/turnsLoaded, then answer fetchTurns",
-    "authenticate": "WIRE.md §4.1: an invalid authenticate MUST get -32007 or -32602",
 }
+#: Not in it: `fetchTurns` (its MUST orders the answer after `chat/turnsLoaded`; a host that never
+#: sets `turnsNextCursor` is never asked) and `authenticate` (only a host that advertises protected
+#: resources is asked; without any, authentication is a capability it lacks).
 
 
 def must_answer(obs: Observation) -> Verdict | None:

@@ -314,6 +314,15 @@ class LiveObservation:
                    and e.origin.get("clientSeq") == client_seq
                    for per in self.echoes.values() for e in per.values())
 
+    def accepted_elsewhere(self, client_id: str, client_seq: Any, channel: str) -> Envelope | None:
+        """An accepted echo of this dispatch that reached another connection of the run (a host
+        that echoes to the wrong socket still says it accepted the action)."""
+        for e in self.echoes.get(channel, {}).values():
+            if isinstance(e.origin, dict) and e.origin.get("clientId") == client_id \
+                    and e.origin.get("clientSeq") == client_seq:
+                return e
+        return None
+
     def misrouted(self) -> bool:
         """The host sends echoes to the wrong connections in this run: a dispatch is still pending
         at its dispatcher while its echo reached another connection (INV-045 names it), or an echo
