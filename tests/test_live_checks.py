@@ -209,6 +209,14 @@ def summary_out_of_sync(ok: bool) -> LiveObservation:
     return obs(c, fresh=fresh, sessions={S: SessionFacts(S, None)})
 
 
+def chat_is_the_session(ok: bool) -> LiveObservation:
+    """A session whose chats entry names the session itself (a mock with one channel for both)."""
+    c = client()
+    entry = summary(status=1) if ok else {**summary(status=1), "resource": S}
+    fresh = {S: Snapshot(S, 5, session_state(chats=[entry])), C: Snapshot(C, 5, chat_state(status=1))}
+    return obs(c, fresh=fresh, sessions={S: SessionFacts(S, None)})
+
+
 def duplicate_turn_ids(ok: bool) -> LiveObservation:
     turns = [{"id": "t1", "state": "complete"}]
     return obs(client(), fresh={C: Snapshot(C, 5, chat_state(turns=turns, activeTurn={"id": "t2" if ok else "t1"}))})
@@ -413,7 +421,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-045": [never_echoed, clients_disagree, echo_missed_by_a_subscriber],
     "INV-046": [version_leak, version_leak_in_snapshot],
     "INV-047": [echo_without_clientseq, echo_lost_origin, echo_changed],
-    "INV-048": [summary_out_of_sync],
+    "INV-048": [summary_out_of_sync, chat_is_the_session],
     "INV-049": [empty_annotation, must_reject("INV-049", {"type": "annotations/entryRemoved"}, "ahp-session:/s1/annotations")],
     "INV-052": [status_not_aggregated],
     "INV-053": [must_reject("INV-053", {"type": "session/ready"}, S)],

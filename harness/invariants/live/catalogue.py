@@ -167,23 +167,25 @@ INV_H01 = catalogue_entry(
 INV_H02 = catalogue_entry(
     "INV-H02",
     "Requests before initialize are refused",
-    severity="violation",
+    severity="divergence",
     scope="wire",
     source="WIRE.md §3.1 (initialize MUST be first; VS Code answers -32601)",
     statement="On a fresh connection, a request other than ping, initialize or reconnect is answered "
     "with an error, not served.",
-    note=_WILD,
+    note=_WILD + " Severity divergence (issue 23): \"initialize MUST be first\" binds the client; the spec "
+    "words no host MUST for what comes before it, and reference hosts refuse (VS Code: -32601).",
     elsewhere=LIVE,
 )
 INV_H03 = catalogue_entry(
     "INV-H03",
     "A second initialize is refused",
-    severity="violation",
+    severity="divergence",
     scope="wire",
     source="WIRE.md §3.1 (initialize is the first request of a connection; interop host: -32600)",
     statement="A second initialize on an initialized connection is answered with an error and does "
     "not re-bind the connection.",
-    note=_WILD,
+    note=_WILD + " Severity divergence (issue 23): the spec has no host MUST for a second initialize; "
+    "reference hosts refuse it (the interop host: -32600), pi-ahp re-binds.",
     elsewhere=LIVE,
 )
 INV_H04 = catalogue_entry(
