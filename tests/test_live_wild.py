@@ -130,15 +130,30 @@ def test_a_host_that_keeps_dying_is_dropped_with_one_line(tmp_path: Path) -> Non
     assert [f.invariant for f in summary.findings] == [TARGET_DIED]
 
 
-def test_a_ws_host_that_goes_away_ends_the_run_cleanly() -> None:
+def test_a_ws_host_that_goes_away_ends_the_run_cleanly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host nobody here started cannot be restarted: malformed frames, which may kill it, wait
+    for the last part of the budget (here from 30 % of it on), so the run fuzzes it first; its
+    death then ends the run with a finished report."""
+    from harness.live.run import LiveRun
+
+    sent: list[tuple[str, int]] = []  # each frame, and the steps done before it
+    garbage = LiveRun._garbage
+
+    async def spy(self: LiveRun, c: Any, frame: str) -> None:
+        sent.append((frame, self.steps))
+        await garbage(self, c, frame)
+
+    monkeypatch.setattr(LiveRun, "_garbage", spy)
     host = start_host(defects=("dies-on-null",))  # served by a thread; we only know its ws:// URL
     try:
-        summary, _events = _campaign(host.url, url=host.url, max_chunks=5, weights={"garbage": 5, "turn": 1})
+        summary, _events = _campaign(host.url, url=host.url, max_chunks=None, budget_s=20.0, hold_frames_until=0.3,
+                                     weights={"garbage": 5, "turn": 1})
     finally:
         host.close()
     assert summary.status == "finished" and summary.stopped_because == "host gone"
     died = [f for f in summary.findings if f.invariant == TARGET_DIED]
     assert len(died) == 1 and "went away" in died[0].message
+    assert sent and summary.examples > 1  # examples ran before any frame could kill the host
 
 
 # -- a hostile host: nothing it does ends the run with an internal error ----------------------------

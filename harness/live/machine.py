@@ -59,6 +59,11 @@ from .settle import SETTLE_POLICIES, SettlePolicy
 from .versions import Speaking, negotiate, offers_for
 from .wild import TARGET_DIED
 
+#: Malformed frames (`ops.frame_class`) sent to a host that cannot be restarted only after this
+#: share of the budget: a frame that kills it ends the run, so everything else goes first.
+HOLD_FRAMES_UNTIL = 0.8
+FRAME_CLASSES = frozenset({"malformed JSON", "bare JSON value", "batch"})
+
 
 @dataclass
 class LiveConfig:
@@ -123,6 +128,8 @@ class LiveConfig:
     #: Versions to offer besides those with rules (`--offer`): a host that speaks only those
     #: is fuzzed on the nearest rules' subset (`live.versions`).
     offer: tuple[str, ...] = ()
+    #: A host that cannot be restarted gets malformed frames only after this share of the budget.
+    hold_frames_until: float = HOLD_FRAMES_UNTIL
 
 
 class LiveFindingFailure(AssertionError):
@@ -155,6 +162,16 @@ class LiveRecorder:
     fatal: Counter[str] = field(default_factory=Counter)
     #: The latest death was pinned on a frame class (`keeper.after_chunk`).
     pinned: bool = False
+    #: The host cannot be restarted (a `ws://` host nobody here started): malformed frames, which
+    #: may kill it, wait for the last part of the budget (`HOLD_FRAMES_UNTIL`).
+    hold_frames: bool = False
+
+
+def _avoided(rec: LiveRecorder, cfg: LiveConfig, control: RunControl) -> frozenset[str]:
+    """What the next ops must not send: what killed the host, and — for a host that cannot be
+    restarted, before the last part of the budget — every malformed frame class."""
+    held = rec.hold_frames and cfg.budget_s is not None and control.elapsed() < cfg.hold_frames_until * cfg.budget_s
+    return frozenset(rec.fatal) | (FRAME_CLASSES if held else frozenset())
 
 
 def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
@@ -176,7 +193,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
             self.run = LiveRun(cfg.url, loop=loop, token=token, request_timeout_s=cfg.request_timeout_s,
                                skip=cfg.skip, policy=policy, pool=pool,
                                death=rec.keeper.death if rec.keeper is not None else None)
-            self.run.avoid = frozenset(rec.fatal)
+            self.run.avoid = _avoided(rec, cfg, control)
             self.failed = False
 
         def _do(self, ops: list[dict[str, Any]]) -> None:
@@ -192,7 +209,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
                     rec.pinned = cls is not None
                     if cls is not None:
                         rec.fatal[cls] += 1
-                        self.run.avoid = frozenset(rec.fatal)
+                        self.run.avoid = _avoided(rec, cfg, control)
                 if self.run.host_dead is not None and TARGET_DIED in rec.suppressed:
                     raise HostDown(self.run.host_dead)  # dead again: end the example, no finding
                 for v in found:
@@ -212,7 +229,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
             # not in Hypothesis's re-run of a failing example (its findings are not recorded)
             for op in preflight_ops() if cfg.preflight and rec.failure is None else []:
                 key = json.dumps(op, sort_keys=True)
-                if key not in rec.preflown:
+                if key not in rec.preflown and op_class(op) not in self.run.avoid:  # held back: later
                     rec.preflown.add(key)  # before it runs: a finding ends the example
                     self._do([op])
             for i in range(cfg.sessions):
@@ -290,6 +307,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         keeper = HostKeeper(cfg.url, target=cfg.target, loop=loop)
     cfg = replace(cfg, url=keeper.url)
     rec.keeper = keeper
+    rec.hold_frames = not keeper.can_restart
     version = cfg.profile.split("-")[0].split("+")[0]
     cfg = replace(cfg, clients=offers_for(version, cfg.clients, cfg.offer))
     offer = list(dict.fromkeys(v for c in cfg.clients for v in c.offer))
