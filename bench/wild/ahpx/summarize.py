@@ -39,12 +39,29 @@ def last_line(path: Path) -> str:
     return lines[-1] if lines else ""
 
 
+def profile_line(path: Path) -> str:
+    """The run's `profile: …` line (stderr), shortened to the profile and its source."""
+    if not path.exists():
+        return ""
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("profile: "):
+            short = line.removeprefix("profile: ").split(" — ")[0]
+            return short + ")" * (short.count("(") - short.count(")"))
+    return ""
+
+
 def rows(out: Path) -> list[dict[str, Any]]:
     result: list[dict[str, Any]] = []
     for line in (out / "runs.tsv").read_text().splitlines():
         name, rc, wall, command = [*line.split("\t"), "", "", ""][:4]
         report_path = out / name / "report.json"
-        row: dict[str, Any] = {"name": name, "rc": rc, "wall": wall, "command": command}
+        row: dict[str, Any] = {
+            "name": name,
+            "rc": rc,
+            "wall": wall,
+            "command": command,
+            "profile": profile_line(out / f"{name}.stderr"),
+        }
         if report_path.exists():
             report = json.loads(report_path.read_text())
             findings = report.get("findings") or []
@@ -85,6 +102,8 @@ def table(out: Path, label: str) -> str:
     lines.append("")
     for r in data:
         lines.append(f"* **{r['name']}** — `ahp-fuzz {r['command']}`")
+        if r["profile"]:
+            lines.append(f"  * profile: {r['profile']}")
         if r.get("error"):
             lines.append(f"  * error: `{r['error']}`")
         for h in r["headlines"]:
