@@ -105,7 +105,7 @@ def table(out: Path, label: str) -> str:
         if r["profile"]:
             lines.append(f"  * profile: {r['profile']}")
         if r.get("error"):
-            lines.append(f"  * error: `{r['error']}`")
+            lines.append(f"  * error: `` {r['error']} ``")
         for h in r["headlines"]:
             lines.append(f"  * {h}")
     for end in sorted(out.glob("mock-*.end")):
