@@ -137,6 +137,9 @@ def _speaks_only(version: str) -> Iterator[str]:
                 reply = {"error": {"code": -32005, "message": "Unsupported protocol version"}}
             elif method == "ping":
                 reply = {"result": None}
+            elif method == "subscribe":  # a root snapshot; dispatches are never echoed
+                reply = {"result": {"snapshot": {"resource": params.get("channel"), "fromSeq": 0,
+                                                 "state": {"agents": [], "activeSessions": 0}}}}
             else:
                 reply = {"error": {"code": -32601, "message": f"Method not found: {method}"}}
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, **reply}))
@@ -280,3 +283,19 @@ def test_a_frame_class_that_kills_the_host_is_one_finding_and_never_sent_again(m
     # the replay, which confirm the finding, send its null again), and still send other classes
     later = [(f, avoid) for f, avoid in sent if "bare JSON value" in avoid]
     assert later and all(frame_class(f) != "bare JSON value" for f, _ in later), sent
+
+
+def test_a_host_that_loses_echoes_is_not_waited_for_after_the_second_loss() -> None:
+    from harness.live.run import ECHOES_LOST_ENOUGH, LiveRun
+
+    with _speaks_only("0.7.0") as url:
+        run = LiveRun(url, request_timeout_s=2.0)
+        try:
+            run.apply(DEFAULT_CLIENTS[0].op(0))
+            run.apply({"op": "subscribe", "client": 0, "channel": "ahp-root://"})
+            for _ in range(ECHOES_LOST_ENOUGH + 2):
+                run.apply({"op": "dispatch", "client": 0, "channel": "ahp-root://",
+                           "action": {"type": "root/configChanged", "config": {}}})
+            assert run.echoes_lost == ECHOES_LOST_ENOUGH  # the later dispatches had no wait to lose
+        finally:
+            run.close()
