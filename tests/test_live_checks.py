@@ -621,3 +621,13 @@ def test_an_echo_known_only_from_a_replay_or_its_own_is_not_a_missed_echo() -> N
     o.echoes = {}
     o.note_echo(e, o.clients[0])
     assert [c.index for c, _ in o.missed_echoes()] == [1]  # client 1, never client 0 (its dispatcher)
+
+
+def test_an_answer_that_ignores_the_offer_is_one_finding_not_two() -> None:
+    """A host that answers 0.5.0 whatever is offered: the client that got the unoffered 0.5.0 is
+    INV-046's finding; the 99.0.0 probe that also got 0.5.0 is that cause again, not INV-H04's."""
+    probe = wire("unknown-version", "initialize", INIT, {"error": {"code": -32005, "message": "no"}},
+                 {"result": {"protocolVersion": "0.5.0"}})(False)
+    assert {v.invariant for v in check_live(probe, only={"INV-H04"})} == {"INV-H04"}  # alone: H04's
+    probe.clients.append(client(1, version="0.5.0"))  # offered 0.7.0, 0.6.0; got 0.5.0
+    assert {v.invariant for v in check_live(probe, only={"INV-H04", "INV-046"})} == {"INV-046"}
