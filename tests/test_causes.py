@@ -368,7 +368,7 @@ def test_the_console_closes_a_run_of_command_findings_which_have_no_cause() -> N
     out = make_console(stderr=False)
     out.file = io.StringIO()
     ConsoleReporter(out=out)(RunFinished(1.0, 1, 1, [cmd], {}))  # type: ignore[list-item]
-    assert "CMD-1 [violation] on commands" in out.file.getvalue()
+    assert "CMD-1 [violation] on x (commands)" in out.file.getvalue()  # the command that failed, then the kind
 
 
 def test_a_key_the_targets_representation_drops_is_not_an_unapplied_action() -> None:
