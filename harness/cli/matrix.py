@@ -23,10 +23,19 @@ from typing import Any
 from harness.errors import UsageError
 
 from . import _profiles
-from ._common import check_out_folder, duration_type, int_range, open_target_or_usage, program_name, seconds_type
+from ._common import (
+    check_out_folder,
+    duration_type,
+    int_range,
+    open_target_or_usage,
+    program_name,
+    seconds_type,
+)
 
 
-def fixtures_into(run_dir: Path, target: str, spec_arg: str | None, profile_arg: str | None, timeout_s: float) -> str:
+def fixtures_into(
+    run_dir: Path, target: str, spec_arg: str | None, profile_arg: str | None, timeout_s: float
+) -> str:
     """The target's upstream fixtures into `run_dir/conformance.json`; the one line to print."""
     from harness import conformance
     from harness.report.matrix import CONFORMANCE_FILE, conformance_document
@@ -52,20 +61,50 @@ def fixtures_into(run_dir: Path, target: str, spec_arg: str | None, profile_arg:
                 error = str(e)
             finally:
                 opened.close()
-    doc = conformance_document(results, target=target, profile=choice.profile.label,
-                               spec=str(spec.path) if spec is not None else None, notes=notes, error=error)
+    doc = conformance_document(
+        results,
+        target=target,
+        profile=choice.profile.label,
+        spec=str(spec.path) if spec is not None else None,
+        notes=notes,
+        error=error,
+    )
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFORMANCE_FILE).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (run_dir / CONFORMANCE_FILE).write_text(
+        json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     passed = sum(1 for r in results if r.passed)
-    return error or f"{passed}/{len(results)} fixtures pass" + (f" ({'; '.join(notes)})" if notes else "")
+    return error or f"{passed}/{len(results)} fixtures pass" + (
+        f" ({'; '.join(notes)})" if notes else ""
+    )
 
 
 def fuzz_into(run_dir: Path, target: str, args: argparse.Namespace) -> tuple[int, str]:
     """One `ahp-fuzz run` of the target in its own process; its exit code and verdict line."""
-    cmd = [sys.executable, "-m", "harness.cli", "run", "--target", target, "--budget", f"{args.budget:g}s",
-           "--seed", str(args.seed), "--out", str(run_dir), "--overwrite", "--quiet", "--json"]
-    for flag, value in (("--spec", args.spec), ("--profile", args.profile), ("--kinds", args.kinds),
-                        ("--chunks", args.chunks), ("--max-findings", args.max_findings)):
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--target",
+        target,
+        "--budget",
+        f"{args.budget:g}s",
+        "--seed",
+        str(args.seed),
+        "--out",
+        str(run_dir),
+        "--overwrite",
+        "--quiet",
+        "--json",
+    ]
+    for flag, value in (
+        ("--spec", args.spec),
+        ("--profile", args.profile),
+        ("--kinds", args.kinds),
+        ("--chunks", args.chunks),
+        ("--max-findings", args.max_findings),
+    ):
         if value is not None:
             cmd += [flag, str(value)]
     log = run_dir / "run.log"
@@ -96,17 +135,26 @@ def command(args: argparse.Namespace) -> int:
         args.seed = 1
     dirs = []
     for i, target in enumerate(args.target, 1):
-        run_dir = out / "targets" / column_name(i, portable_target(target))  # as report --matrix names it
+        run_dir = (
+            out / "targets" / column_name(i, portable_target(target))
+        )  # as report --matrix names it
         if run_dir.exists():
             shutil.rmtree(run_dir)
         print(f"[{i}/{len(args.target)}] {target}", file=sys.stderr)
-        code, line = fuzz_into(run_dir, target, args)
+        _, line = fuzz_into(run_dir, target, args)
         print(f"  fuzz: {line}", file=sys.stderr)
         if not (run_dir / "report.json").is_file():
-            raise UsageError(f"{target}: the run wrote no report ({line}); see {run_dir / 'run.log'}")
-        print(f"  fixtures: {fixtures_into(run_dir, target, args.spec, args.profile, args.timeout)}", file=sys.stderr)
+            raise UsageError(
+                f"{target}: the run wrote no report ({line}); see {run_dir / 'run.log'}"
+            )
+        print(
+            f"  fixtures: {fixtures_into(run_dir, target, args.spec, args.profile, args.timeout)}",
+            file=sys.stderr,
+        )
         dirs.append(run_dir)
-    doc = build_matrix(columns_of(dirs), out, argv=[program_name(), *sys.argv[1:]], program=program_name())
+    doc = build_matrix(
+        columns_of(dirs), out, argv=[program_name(), *sys.argv[1:]], program=program_name()
+    )
     return say(doc, out)
 
 
@@ -116,12 +164,16 @@ def say(doc: dict[str, Any], out: Path) -> int:
 
     for t in doc["targets"]:
         c = t["causes"]
-        print(f"{t['column']}: {t['verdict']} — {c['found']} found, {c['notFound']} not found, "
-              f"{c['notApplicable']} not applicable; fixtures {t['fixtures']['status']}")
+        print(
+            f"{t['column']}: {t['verdict']} — {c['found']} found, {c['notFound']} not found, "
+            f"{c['notApplicable']} not applicable; fixtures {t['fixtures']['status']}"
+        )
     for row in doc["causes"]:
         if row["shared"]:
             found = [col for col, cell in row["cells"].items() if cell["status"] == "found"]
-            print(f"shared cause {row['id']}: {row['summary']} — found on {', '.join(found)} (possible spec ambiguity)")
+            print(
+                f"shared cause {row['id']}: {row['summary']} — found on {', '.join(found)} (possible spec ambiguity)"
+            )
     print(f"matrix: {out / 'matrix.json'}")
     print(f"report: {out / 'index.html'}")
     return matrix_exit_code(doc)
@@ -134,17 +186,38 @@ def register(sub: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--target", action="append", metavar="T",
-                   help="a target, as for run (repeat: one column each, in this order)")
-    p.add_argument("--budget", default="60s", type=duration_type,
-                   help="hard wall-clock limit of each target's fuzz run, e.g. 30s, 5m (default: 60s)")
+    p.add_argument(
+        "--target",
+        action="append",
+        metavar="T",
+        help="a target, as for run (repeat: one column each, in this order)",
+    )
+    p.add_argument(
+        "--budget",
+        default="60s",
+        type=duration_type,
+        help="hard wall-clock limit of each target's fuzz run, e.g. 30s, 5m (default: 60s)",
+    )
     p.add_argument("--seed", type=int_range(0), help="the seed of every run (default: 1)")
     _profiles.add_options(p, baseline=False)
-    p.add_argument("--kinds", help="comma-separated state kinds to fuzz on every target (default: as run)")
-    p.add_argument("--chunks", type=int_range(1), metavar="N",
-                   help="stop each run after N seed chunks (within --budget): the same runs whatever the machine's speed")
-    p.add_argument("--max-findings", type=int_range(1), help="stop each run after this many findings")
-    p.add_argument("--timeout", type=seconds_type, default=5.0, help="per-step target timeout of the fixtures, seconds")
+    p.add_argument(
+        "--kinds", help="comma-separated state kinds to fuzz on every target (default: as run)"
+    )
+    p.add_argument(
+        "--chunks",
+        type=int_range(1),
+        metavar="N",
+        help="stop each run after N seed chunks (within --budget): the same runs whatever the machine's speed",
+    )
+    p.add_argument(
+        "--max-findings", type=int_range(1), help="stop each run after this many findings"
+    )
+    p.add_argument(
+        "--timeout",
+        type=seconds_type,
+        default=5.0,
+        help="per-step target timeout of the fixtures, seconds",
+    )
     p.add_argument("--out", required=True, help="the matrix folder (created)")
     p.add_argument("--overwrite", action="store_true", help="replace an earlier matrix in --out")
     p.set_defaults(func=command)

@@ -16,8 +16,14 @@ from .html_escape import embed, esc
 from .writers import write_atomic
 
 _MARK = {"found": "✗", "not-found": "✓", "not-applicable": "–"}
-_VERDICT_WORD = {"clean": "clean", "found": "found", "untested": "nothing tested", "error": "error",
-                 "interrupted": "interrupted", "running": "did not finish"}
+_VERDICT_WORD = {
+    "clean": "clean",
+    "found": "found",
+    "untested": "nothing tested",
+    "error": "error",
+    "interrupted": "interrupted",
+    "running": "did not finish",
+}
 
 
 def write_matrix_html(out: Path, doc: dict[str, Any]) -> Path:
@@ -27,7 +33,9 @@ def write_matrix_html(out: Path, doc: dict[str, Any]) -> Path:
 
 
 def anchor(cause_id: str, column: str) -> str:
-    return "m-" + "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{cause_id}-{column}")
+    return "m-" + "".join(
+        ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{cause_id}-{column}"
+    )
 
 
 def _column_head(t: dict[str, Any]) -> str:
@@ -55,31 +63,50 @@ def _cell(row: dict[str, Any], column: str) -> str:
     status = c["status"]
     attrs = f'class="cell {esc(status)}" data-status="{esc(status)}" data-column="{esc(column)}"'
     if status != "found":
-        title = "not found: the target was fuzzed where this cause can show" if status == "not-found" \
+        title = (
+            "not found: the target was fuzzed where this cause can show"
+            if status == "not-found"
             else f"not applicable: {c.get('why', '')}"
+        )
         return f'<td {attrs} title="{esc(title)}">{_MARK[status]}</td>'
     links = []
     if c.get("finding"):
         links.append(f'<a class="finding-link" href="{esc(c["finding"])}">finding</a>')
-    links.append(f'<a class="replay-link" href="#{anchor(row["id"], column)}" title="{esc(c.get("replay") or "")}">replay</a>')
+    links.append(
+        f'<a class="replay-link" href="#{anchor(row["id"], column)}" title="{esc(c.get("replay") or "")}">replay</a>'
+    )
     if c.get("fixture"):
         links.append(f'<a class="fixture-link" href="{esc(c["fixture"])}">fixture</a>')
-    return (f'<td {attrs} title="{esc(c.get("invariant"))} on {esc(c.get("kind"))}: {esc(c.get("message") or "")}">'
-            f'<span class="mark">{_MARK[status]} {esc(c.get("invariant"))}</span>'
-            f'<span class="links">{" · ".join(links)}</span></td>')
+    return (
+        f'<td {attrs} title="{esc(c.get("invariant"))} on {esc(c.get("kind"))}: {esc(c.get("message") or "")}">'
+        f'<span class="mark">{_MARK[status]} {esc(c.get("invariant"))}</span>'
+        f'<span class="links">{" · ".join(links)}</span></td>'
+    )
 
 
 def _row(row: dict[str, Any], columns: list[str]) -> str:
     w = row.get("witnesses") or {}
-    flag = ('<span class="ambiguity" title="found on two or more implementations: the spec, or what '
-            'generates its types, may be where the fix belongs">possible spec ambiguity</span>') if row["shared"] else ""
-    head = (f'<th class="cause" scope="row"><span class="sev sev-{esc(row["severity"])}">{esc(row["severity"])}</span> '
-            f'{flag}<span class="summary">{esc(row["summary"])}</span>'
-            f'<span class="cause-meta"><code>{esc(row["id"])}</code> · {esc(", ".join(w.get("kinds") or []))} · '
-            f'found on {row["foundBy"]}</span></th>')
+    flag = (
+        (
+            '<span class="ambiguity" title="found on two or more implementations: the spec, or what '
+            'generates its types, may be where the fix belongs">possible spec ambiguity</span>'
+        )
+        if row["shared"]
+        else ""
+    )
+    head = (
+        f'<th class="cause" scope="row"><span class="sev sev-{esc(row["severity"])}">{esc(row["severity"])}</span> '
+        f'{flag}<span class="summary">{esc(row["summary"])}</span>'
+        f'<span class="cause-meta"><code>{esc(row["id"])}</code> · {esc(", ".join(w.get("kinds") or []))} · '
+        f"found on {row['foundBy']}</span></th>"
+    )
     cls = "shared" if row["shared"] else ""
-    return (f'<tr class="{cls}" data-cause="{esc(row["id"])}" data-shared="{str(row["shared"]).lower()}">'
-            + head + "".join(_cell(row, c) for c in columns) + "</tr>")
+    return (
+        f'<tr class="{cls}" data-cause="{esc(row["id"])}" data-shared="{str(row["shared"]).lower()}">'
+        + head
+        + "".join(_cell(row, c) for c in columns)
+        + "</tr>"
+    )
 
 
 def _marks(doc: dict[str, Any]) -> str:
@@ -91,25 +118,36 @@ def _marks(doc: dict[str, Any]) -> str:
                 continue
             files = []
             if c.get("finding"):
-                files.append(f'finding <a href="{esc(c["finding"])}"><code>{esc(c["finding"])}</code></a>')
+                files.append(
+                    f'finding <a href="{esc(c["finding"])}"><code>{esc(c["finding"])}</code></a>'
+                )
             if c.get("fixture"):
-                files.append(f'fixture <a href="{esc(c["fixture"])}"><code>{esc(c["fixture"])}</code></a>')
+                files.append(
+                    f'fixture <a href="{esc(c["fixture"])}"><code>{esc(c["fixture"])}</code></a>'
+                )
             elif c.get("fixtureWhy"):
                 files.append(f"no fixture: {esc(c['fixtureWhy'])}")
-            replay = (f'<p>replay: <code class="replay">{esc(c["replay"])}</code></p>' if c.get("replay")
-                      else f'<p class="note">{esc(c.get("why", "no finding file"))}</p>')
+            replay = (
+                f'<p>replay: <code class="replay">{esc(c["replay"])}</code></p>'
+                if c.get("replay")
+                else f'<p class="note">{esc(c.get("why", "no finding file"))}</p>'
+            )
             parts.append(
                 f'<div class="markdetail" id="{anchor(row["id"], column)}"><h4>{esc(row["summary"])} '
                 f'<span class="note">— <code>{esc(names[column])}</code></span></h4>'
                 f'<p class="note">{esc(c.get("invariant"))} ({esc(c.get("severity"))}) on {esc(c.get("kind"))}: '
-                f'{esc(c.get("message") or "")}</p>{replay}<p>{" · ".join(files)}</p></div>'
+                f"{esc(c.get('message') or '')}</p>{replay}<p>{' · '.join(files)}</p></div>"
             )
     return "".join(parts) or "<p>No cause was found on any target.</p>"
 
 
 def _fixtures(doc: dict[str, Any]) -> str:
     families = sorted({f for t in doc["targets"] for f in t["fixtures"]["families"]})
-    head = "<tr><th>fixtures</th>" + "".join(f'<th><code>{esc(t["column"])}</code></th>' for t in doc["targets"]) + "</tr>"
+    head = (
+        "<tr><th>fixtures</th>"
+        + "".join(f"<th><code>{esc(t['column'])}</code></th>" for t in doc["targets"])
+        + "</tr>"
+    )
     body = []
     for fam in families:
         cells = []
@@ -119,15 +157,22 @@ def _fixtures(doc: dict[str, Any]) -> str:
                 cells.append('<td class="na">–</td>')
             else:
                 cls = "bad" if f["failed"] else "ok"
-                cells.append(f'<td class="num {cls}">{f["passed"]}/{f["passed"] + f["failed"]}</td>')
+                cells.append(
+                    f'<td class="num {cls}">{f["passed"]}/{f["passed"] + f["failed"]}</td>'
+                )
         body.append(f"<tr><td><code>{esc(fam)}</code></td>{''.join(cells)}</tr>")
     notes = []
     for t in doc["targets"]:
         fx = t["fixtures"]
-        for line in ([fx["why"]] if fx.get("why") else []) + fx["notes"] + [f"FAIL {n}" for n in fx["failing"][:20]]:
+        for line in (
+            ([fx["why"]] if fx.get("why") else [])
+            + fx["notes"]
+            + [f"FAIL {n}" for n in fx["failing"][:20]]
+        ):
             notes.append(f"<li><code>{esc(t['column'])}</code>: {esc(line)}</li>")
-    return (f'<table class="small">{head}{"".join(body)}</table>'
-            + (f"<ul class='note'>{''.join(notes)}</ul>" if notes else ""))
+    return f'<table class="small">{head}{"".join(body)}</table>' + (
+        f"<ul class='note'>{''.join(notes)}</ul>" if notes else ""
+    )
 
 
 def _known(doc: dict[str, Any]) -> str:
@@ -137,17 +182,26 @@ def _known(doc: dict[str, Any]) -> str:
             items.setdefault(inv, str(k.get("knownIssue") or ""))
     if not items:
         return "<p>No known upstream issue was seen on any target.</p>"
-    head = "<tr><th>check</th><th>upstream issue</th>" + "".join(
-        f'<th><code>{esc(t["column"])}</code></th>' for t in doc["targets"]) + "</tr>"
+    head = (
+        "<tr><th>check</th><th>upstream issue</th>"
+        + "".join(f"<th><code>{esc(t['column'])}</code></th>" for t in doc["targets"])
+        + "</tr>"
+    )
     body = []
     for inv in sorted(items):
         cells = []
         for t in doc["targets"]:
             k = t["known"].get(inv)
-            cells.append('<td class="na">–</td>' if k is None else
-                         f'<td class="num">{esc(k.get("count") if k.get("count") is not None else "seen")}</td>')
-        body.append(f'<tr data-known="{esc(inv)}"><td><code>{esc(inv)}</code></td><td class="why">{esc(items[inv])}</td>'
-                    + "".join(cells) + "</tr>")
+            cells.append(
+                '<td class="na">–</td>'
+                if k is None
+                else f'<td class="num">{esc(k.get("count") if k.get("count") is not None else "seen")}</td>'
+            )
+        body.append(
+            f'<tr data-known="{esc(inv)}"><td><code>{esc(inv)}</code></td><td class="why">{esc(items[inv])}</td>'
+            + "".join(cells)
+            + "</tr>"
+        )
     return f'<table class="small">{head}{"".join(body)}</table>'
 
 
@@ -157,16 +211,18 @@ def _targets(doc: dict[str, Any]) -> str:
         ann = t.get("announced") or {}
         rows.append(
             f'<tr id="t-{esc(t["column"])}"><td><code>{esc(t["column"])}</code></td><td><code>{esc(t["target"])}</code></td>'
-            f'<td>{esc(ann.get("name") or "—")}</td><td>{esc(t.get("announcedVersion") or "—")}</td>'
-            f'<td>{esc(t.get("profile"))}</td><td>{esc(", ".join(t["kindsFuzzed"]))}</td>'
+            f"<td>{esc(ann.get('name') or '—')}</td><td>{esc(t.get('announcedVersion') or '—')}</td>"
+            f"<td>{esc(t.get('profile'))}</td><td>{esc(', '.join(t['kindsFuzzed']))}</td>"
             f'<td class="num">{t["steps"]:,}</td><td class="num">{esc(t.get("seed"))}</td>'
-            f'<td>{esc(t["runVerdict"])} ({esc(t.get("stoppedBecause"))}){": " + esc(t["untested"]) if t.get("untested") else ""}</td>'
+            f"<td>{esc(t['runVerdict'])} ({esc(t.get('stoppedBecause'))}){': ' + esc(t['untested']) if t.get('untested') else ''}</td>"
             f'<td class="num">{t["causes"]["found"]} / {t["causes"]["notFound"]} / {t["causes"]["notApplicable"]}</td>'
             f'<td class="src"><code>{esc(t["run"])}</code></td></tr>'
         )
-    return ("<table class='small'><tr><th>column</th><th>target</th><th>announced name</th><th>announced version</th>"
-            "<th>profile used</th><th>kinds fuzzed</th><th>steps</th><th>seed</th><th>run</th>"
-            "<th>found / not found / n.a.</th><th>run folder</th></tr>" + "".join(rows) + "</table>")
+    return (
+        "<table class='small'><tr><th>column</th><th>target</th><th>announced name</th><th>announced version</th>"
+        "<th>profile used</th><th>kinds fuzzed</th><th>steps</th><th>seed</th><th>run</th>"
+        "<th>found / not found / n.a.</th><th>run folder</th></tr>" + "".join(rows) + "</table>"
+    )
 
 
 def render_matrix(doc: dict[str, Any]) -> str:
@@ -175,8 +231,11 @@ def render_matrix(doc: dict[str, Any]) -> str:
     shared = len(doc["sharedCauses"])
     dirty = [t for t in doc["targets"] if t["verdict"] != "clean"]
     verdict = "clean" if not dirty else "findings"
-    headline = (f"{len(rows)} root cause(s) across {len(columns)} target(s)" if rows
-                else f"no root cause on {len(columns)} target(s)")
+    headline = (
+        f"{len(rows)} root cause(s) across {len(columns)} target(s)"
+        if rows
+        else f"no root cause on {len(columns)} target(s)"
+    )
     banner = (
         f'<div id="verdict" class="verdict verdict-{verdict}" data-verdict="{verdict}">'
         f'<p class="headline">{esc(headline)}</p>'
@@ -187,16 +246,28 @@ def render_matrix(doc: dict[str, Any]) -> str:
     )
     table = (
         '<div class="cm-box"><table class="cm" id="matrix"><colgroup><col class="c-cause">'
-        + "".join('<col class="c-target">' for _ in columns) + "</colgroup>"
-        + '<thead><tr><th class="corner">root cause</th>' + "".join(_column_head(t) for t in doc["targets"])
+        + "".join('<col class="c-target">' for _ in columns)
+        + "</colgroup>"
+        + '<thead><tr><th class="corner">root cause</th>'
+        + "".join(_column_head(t) for t in doc["targets"])
         + "</tr></thead><tbody>"
-        + ("".join(_row(r, columns) for r in rows) if rows else
-           f'<tr><td colspan="{len(columns) + 1}">No cause was found on any target.</td></tr>')
+        + (
+            "".join(_row(r, columns) for r in rows)
+            if rows
+            else f'<tr><td colspan="{len(columns) + 1}">No cause was found on any target.</td></tr>'
+        )
         + "</tbody></table></div>"
     )
     return _PAGE.format(
-        css=_CSS, banner=banner, table=table, marks=_marks(doc), fixtures=_fixtures(doc), known=_known(doc),
-        targets=_targets(doc), created=esc(doc.get("createdAt")), version=esc(doc["tool"]["version"]),
+        css=_CSS,
+        banner=banner,
+        table=table,
+        marks=_marks(doc),
+        fixtures=_fixtures(doc),
+        known=_known(doc),
+        targets=_targets(doc),
+        created=esc(doc.get("createdAt")),
+        version=esc(doc["tool"]["version"]),
         data=embed({k: doc[k] for k in ("format", "formatVersion", "sharedCauses")}),
     )
 

@@ -67,13 +67,18 @@ def column_name(index: int, target: str) -> str:
     reduced to a file-safe slug."""
     scheme, sep, rest = target.partition(":")
     if "://" in target:  # a live host's address: all of it
-        return f"{index:02d}-" + ("-".join(re.findall(r"[A-Za-z0-9]+", target)).lower()[:40].strip("-") or "target")
+        return f"{index:02d}-" + (
+            "-".join(re.findall(r"[A-Za-z0-9]+", target)).lower()[:40].strip("-") or "target"
+        )
     if not sep or not re.fullmatch(r"[a-z][a-z-]*", scheme):
         scheme, rest = "", target
     words = [w for w in rest.split() if not w.startswith(("-", "{"))]
     paths = [w for w in words if "/" in w or "." in w] or words
     name = Path(paths[-1].rstrip("/")).stem if paths else ""
-    slug = "-".join(re.findall(r"[A-Za-z0-9]+", f"{scheme} {name}")).lower()[:40].strip("-") or "target"
+    slug = (
+        "-".join(re.findall(r"[A-Za-z0-9]+", f"{scheme} {name}")).lower()[:40].strip("-")
+        or "target"
+    )
     return f"{index:02d}-{slug}"
 
 
@@ -92,8 +97,14 @@ def run_folders(dirs: list[Path]) -> list[Path]:
             doc = json.loads((d / "matrix.json").read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
             raise UsageError(f"{d / 'matrix.json'}: not JSON ({e})") from e
-        if not isinstance(doc, dict) or doc.get("format") != MATRIX_FORMAT or doc.get("formatVersion") != 1:
-            raise UsageError(f'{d / "matrix.json"}: not an ahp-fuzz matrix (no "format": "{MATRIX_FORMAT}", version 1)')
+        if (
+            not isinstance(doc, dict)
+            or doc.get("format") != MATRIX_FORMAT
+            or doc.get("formatVersion") != 1
+        ):
+            raise UsageError(
+                f'{d / "matrix.json"}: not an ahp-fuzz matrix (no "format": "{MATRIX_FORMAT}", version 1)'
+            )
         found += [d / "targets" / str(t.get("column")) for t in doc.get("targets") or []]
     return found
 
@@ -116,27 +127,54 @@ def load_conformance(run_dir: Path) -> dict[str, Any] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise UsageError(f"{path}: not JSON ({e})") from e
-    if not isinstance(data, dict) or data.get("format") != CONFORMANCE_FORMAT or data.get("formatVersion") != 1:
-        raise UsageError(f'{path}: not ahp-fuzz fixture results (no "format": "{CONFORMANCE_FORMAT}", version 1)')
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != CONFORMANCE_FORMAT
+        or data.get("formatVersion") != 1
+    ):
+        raise UsageError(
+            f'{path}: not ahp-fuzz fixture results (no "format": "{CONFORMANCE_FORMAT}", version 1)'
+        )
     return data
 
 
-def conformance_document(results: list[Any], *, target: str, profile: str, spec: str | None,
-                         notes: list[str], error: str | None = None) -> dict[str, Any]:
+def conformance_document(
+    results: list[Any],
+    *,
+    target: str,
+    profile: str,
+    spec: str | None,
+    notes: list[str],
+    error: str | None = None,
+) -> dict[str, Any]:
     """`conformance.json`: fixture results (`harness.conformance.Result`s) as the matrix reads them."""
     return {
-        "format": CONFORMANCE_FORMAT, "formatVersion": 1, "target": target, "profile": profile, "spec": spec,
-        "notes": notes, "error": error,
-        "results": [{"family": r.family, "name": r.name, "passed": r.passed, "problems": r.problems[:5]}
-                    for r in results],
+        "format": CONFORMANCE_FORMAT,
+        "formatVersion": 1,
+        "target": target,
+        "profile": profile,
+        "spec": spec,
+        "notes": notes,
+        "error": error,
+        "results": [
+            {"family": r.family, "name": r.name, "passed": r.passed, "problems": r.problems[:5]}
+            for r in results
+        ],
     }
 
 
 def fixture_summary(conf: dict[str, Any] | None) -> dict[str, Any]:
     """A target's fixture results in the matrix: status, counts per family, the failing names."""
     if conf is None:
-        return {"status": "not-run", "passed": 0, "failed": 0, "families": {}, "failing": [], "notes": [],
-                "why": f"the run folder has no {CONFORMANCE_FILE} (made by ahp-fuzz run, not ahp-fuzz matrix)"}
+        return {
+            "status": "not-run",
+            "passed": 0,
+            "failed": 0,
+            "families": {},
+            "failing": [],
+            "notes": [],
+            "why": f"the run folder has no {CONFORMANCE_FILE} (made by ahp-fuzz run, not ahp-fuzz matrix)",
+        }
     families: dict[str, dict[str, int]] = {}
     failing = []
     for r in conf.get("results") or []:
@@ -154,9 +192,15 @@ def fixture_summary(conf: dict[str, Any] | None) -> dict[str, Any]:
         status = "not-run"
     else:
         status = "failed" if failed else "passed"
-    out: dict[str, Any] = {"status": status, "passed": passed, "failed": failed,
-                           "families": dict(sorted(families.items())), "failing": failing,
-                           "notes": list(conf.get("notes") or []), "profile": conf.get("profile")}
+    out: dict[str, Any] = {
+        "status": status,
+        "passed": passed,
+        "failed": failed,
+        "families": dict(sorted(families.items())),
+        "failing": failing,
+        "notes": list(conf.get("notes") or []),
+        "profile": conf.get("profile"),
+    }
     if conf.get("error"):
         out["why"] = str(conf["error"])
     elif not families:
@@ -195,7 +239,9 @@ def applicability(cause: dict[str, Any], target: dict[str, Any]) -> tuple[bool, 
         return False, f"no state kind of the cause ({', '.join(sorted(kinds))}) was fuzzed"
     why = []
     if not {kind_of(t) for t in types} & fuzzed:
-        why.append(f"its kinds ({', '.join(sorted({str(kind_of(t)) for t in types}))}) were not fuzzed")
+        why.append(
+            f"its kinds ({', '.join(sorted({str(kind_of(t)) for t in types}))}) were not fuzzed"
+        )
     elif version is not None and not any(is_known_to(t, version) for t in types):
         why.append(f"profile {target['profile']} has none of its action types")
     else:
@@ -220,18 +266,37 @@ def _target_entry(col: Column, rep: dict[str, Any]) -> dict[str, Any]:
         "runVerdict": rep.get("verdict") or "running",
         "untested": rep.get("untested"),
         "run": str(col.run_dir),
-        "known": {inv: {"knownIssue": k.get("knownIssue"), "kinds": k.get("kinds") or [], "count": k.get("count")}
-                  for inv, k in sorted((rep.get("known") or {}).items())},
-        "sent": ({t: int(c.get("sent") or 0) for t, c in coverage.items()} if isinstance(coverage, dict) else None),
+        "known": {
+            inv: {
+                "knownIssue": k.get("knownIssue"),
+                "kinds": k.get("kinds") or [],
+                "count": k.get("count"),
+            }
+            for inv, k in sorted((rep.get("known") or {}).items())
+        },
+        "sent": (
+            {t: int(c.get("sent") or 0) for t, c in coverage.items()}
+            if isinstance(coverage, dict)
+            else None
+        ),
     }
 
 
 def _copy_finding(entry: dict[str, Any], col: Column, out: Path, program: str) -> dict[str, Any]:
     """The cell of a found cause: the finding copied under out/findings/<column>/, its replay
     command, and its export as an upstream fixture under out/fixtures/<column>/."""
-    cell: dict[str, Any] = {"status": FOUND, "invariant": entry.get("invariant"), "severity": entry.get("severity"),
-                            "kind": entry.get("kind"), "message": entry.get("message"), "signature": entry.get("signature"),
-                            "reproduced": entry.get("reproduced"), "finding": None, "replay": None, "fixture": None}
+    cell: dict[str, Any] = {
+        "status": FOUND,
+        "invariant": entry.get("invariant"),
+        "severity": entry.get("severity"),
+        "kind": entry.get("kind"),
+        "message": entry.get("message"),
+        "signature": entry.get("signature"),
+        "reproduced": entry.get("reproduced"),
+        "finding": None,
+        "replay": None,
+        "fixture": None,
+    }
     src = resolve_finding(entry, col.run_dir)
     if src is None:
         cell["why"] = "the finding file is not in the run folder"
@@ -262,8 +327,10 @@ def _copy_finding(entry: dict[str, Any], col: Column, out: Path, program: str) -
 
 
 def _merge_witnesses(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    merged: dict[str, Any] = {k: sorted(set(a.get(k) or []) | set(b.get(k) or []))
-                              for k in ("invariants", "actionTypes", "kinds")}
+    merged: dict[str, Any] = {
+        k: sorted(set(a.get(k) or []) | set(b.get(k) or []))
+        for k in ("invariants", "actionTypes", "kinds")
+    }
     merged["count"] = int(a.get("count") or 0) + int(b.get("count") or 0)
     return merged
 
@@ -277,8 +344,9 @@ def _verdict(target: dict[str, Any], found: int) -> str:
     return "interrupted" if rv in ("interrupted", "partial") else "clean"
 
 
-def build_matrix(columns: list[Column], out: Path, *, argv: list[str] | None = None,
-                 program: str = "ahp-fuzz") -> dict[str, Any]:
+def build_matrix(
+    columns: list[Column], out: Path, *, argv: list[str] | None = None, program: str = "ahp-fuzz"
+) -> dict[str, Any]:
     """The matrix of `columns` (one run folder each), written as out/matrix.json and
     out/index.html (with out/findings/ and out/fixtures/); the document is returned."""
     if not columns:
@@ -298,38 +366,71 @@ def build_matrix(columns: list[Column], out: Path, *, argv: list[str] | None = N
         targets.append(tgt)
         for entry in rep.get("findings") or []:
             cause = entry.get("cause") if isinstance(entry.get("cause"), dict) else None
-            cid = str(cause["id"]) if cause and cause.get("id") else f"finding:{entry.get('signature')}"
+            cid = (
+                str(cause["id"])
+                if cause and cause.get("id")
+                else f"finding:{entry.get('signature')}"
+            )
             row = causes.get(cid)
             if row is None:
                 row = causes[cid] = {
-                    "id": cid, "summary": (cause or {}).get("summary") or entry.get("title") or entry.get("message"),
-                    "key": (cause or {}).get("key"), "severity": entry.get("severity"),
-                    "witnesses": (cause or {}).get("witnesses") or {"invariants": [entry.get("invariant")],
-                                                                    "actionTypes": [], "kinds": [entry.get("kind")],
-                                                                    "count": 1},
+                    "id": cid,
+                    "summary": (cause or {}).get("summary")
+                    or entry.get("title")
+                    or entry.get("message"),
+                    "key": (cause or {}).get("key"),
+                    "severity": entry.get("severity"),
+                    "witnesses": (cause or {}).get("witnesses")
+                    or {
+                        "invariants": [entry.get("invariant")],
+                        "actionTypes": [],
+                        "kinds": [entry.get("kind")],
+                        "count": 1,
+                    },
                     "cells": {},
                 }
             else:
-                row["witnesses"] = _merge_witnesses(row["witnesses"], (cause or {}).get("witnesses") or {})
-                if _SEVERITY_ORDER.get(str(entry.get("severity")), 9) < _SEVERITY_ORDER.get(str(row["severity"]), 9):
+                row["witnesses"] = _merge_witnesses(
+                    row["witnesses"], (cause or {}).get("witnesses") or {}
+                )
+                if _SEVERITY_ORDER.get(str(entry.get("severity")), 9) < _SEVERITY_ORDER.get(
+                    str(row["severity"]), 9
+                ):
                     row["severity"] = entry.get("severity")
-            if col.name not in row["cells"]:  # one finding per cause in a run; a second is a namesake
+            if (
+                col.name not in row["cells"]
+            ):  # one finding per cause in a run; a second is a namesake
                 row["cells"][col.name] = _copy_finding(entry, col, out, program)
     for row in causes.values():
         for tgt in targets:
             if tgt["column"] in row["cells"]:
                 continue
             ok, why = applicability(row, tgt)
-            row["cells"][tgt["column"]] = {"status": NOT_FOUND} if ok else {"status": NOT_APPLICABLE, "why": why}
+            row["cells"][tgt["column"]] = (
+                {"status": NOT_FOUND} if ok else {"status": NOT_APPLICABLE, "why": why}
+            )
         row["cells"] = {t["column"]: row["cells"][t["column"]] for t in targets}
         row["foundBy"] = sum(1 for c in row["cells"].values() if c["status"] == FOUND)
         row["shared"] = row["foundBy"] >= 2
-    rows = sorted(causes.values(), key=lambda r: (-r["foundBy"], _SEVERITY_ORDER.get(str(r["severity"]), 9),
-                                                    str(r["summary"]), r["id"]))
+    rows = sorted(
+        causes.values(),
+        key=lambda r: (
+            -r["foundBy"],
+            _SEVERITY_ORDER.get(str(r["severity"]), 9),
+            str(r["summary"]),
+            r["id"],
+        ),
+    )
     for tgt in targets:
-        counts = {s: sum(1 for r in rows if r["cells"][tgt["column"]]["status"] == s)
-                  for s in (FOUND, NOT_FOUND, NOT_APPLICABLE)}
-        tgt["causes"] = {"found": counts[FOUND], "notFound": counts[NOT_FOUND], "notApplicable": counts[NOT_APPLICABLE]}
+        counts = {
+            s: sum(1 for r in rows if r["cells"][tgt["column"]]["status"] == s)
+            for s in (FOUND, NOT_FOUND, NOT_APPLICABLE)
+        }
+        tgt["causes"] = {
+            "found": counts[FOUND],
+            "notFound": counts[NOT_FOUND],
+            "notApplicable": counts[NOT_APPLICABLE],
+        }
         tgt["verdict"] = _verdict(tgt, counts[FOUND])
         tgt.pop("sent")
     doc: dict[str, Any] = {

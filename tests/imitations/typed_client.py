@@ -25,9 +25,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from any folder
 
-from harness.reference import Model  # noqa: E402
-from harness.spec.versions import format_version  # noqa: E402
-from harness.targets.reference_adapter import Server, profile_from, serve  # noqa: E402
+from harness.reference import Model
+from harness.spec.versions import format_version
+from harness.targets.reference_adapter import Server, profile_from, serve
 
 #: The field the generated chat-summary type lacks.
 MISSING_FIELD = "interactivity"
@@ -77,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     profile = profile_from(args.profile)
     announcement = {
-        "ahpAdapter": 1, "name": "imitation: typed client", "forms": ["simple", "fast"],
-        "protocolVersion": format_version(profile.version), "profile": profile.label,
+        "ahpAdapter": 1,
+        "name": "imitation: typed client",
+        "forms": ["simple", "fast"],
+        "protocolVersion": format_version(profile.version),
+        "profile": profile.label,
     }
     try:
         return serve(Server(TypedClient(Model(profile))), announcement)

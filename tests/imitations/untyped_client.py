@@ -25,12 +25,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from any folder
 
-from harness.reference import Model  # noqa: E402
-from harness.spec.versions import KINDS, format_version  # noqa: E402
-from harness.targets.reference_adapter import Server, profile_from, serve  # noqa: E402
+from harness.reference import Model
+from harness.spec.versions import KINDS, format_version
+from harness.targets.reference_adapter import Server, profile_from, serve
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from typed_client import SHARED_UNHANDLED, without_missing_field  # noqa: E402
+from typed_client import SHARED_UNHANDLED, without_missing_field
 
 #: The chat action types this client never implemented (the first one the typed client lacks too).
 UNHANDLED = (SHARED_UNHANDLED, "chat/usage")
@@ -53,8 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     profile = profile_from(args.profile)
     announcement: dict[str, Any] = {
-        "ahpAdapter": 1, "name": "imitation: untyped client", "forms": ["simple", "fast"],
-        "protocolVersion": format_version(profile.version), "profile": profile.label,
+        "ahpAdapter": 1,
+        "name": "imitation: untyped client",
+        "forms": ["simple", "fast"],
+        "protocolVersion": format_version(profile.version),
+        "profile": profile.label,
     }
     if args.kinds:
         kinds = [k for k in args.kinds.split(",") if k]
