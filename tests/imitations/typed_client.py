@@ -59,8 +59,9 @@ class TypedClient:
 
 
 def is_chat_state(state: Any) -> bool:
-    """A chat state, told by its shape (the encoder is the chat type's): it holds `turns`."""
-    return isinstance(state, dict) and "turns" in state
+    """A chat state, told by its own URI (the encoder is the chat type's): `ahp-chat:…`. Not by
+    `turns`, which this very encoder drops when it is empty."""
+    return isinstance(state, dict) and str(state.get("resource", "")).startswith("ahp-chat:")
 
 
 def omit_empty(value: Any) -> Any:
