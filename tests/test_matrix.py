@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from harness.cli import main
@@ -65,6 +66,16 @@ def test_the_shared_cause_is_one_row_with_two_marks(made: tuple[Path, dict[str, 
     tr = page[page.index(f'data-cause="{SHARED}"'):]
     tr = tr[: tr.index("</tr>")]
     assert "possible spec ambiguity" in tr and tr.count('data-status="found"') == 2
+
+
+def test_the_matrix_is_of_its_documented_schema(made: tuple[Path, dict[str, Any], int]) -> None:
+    _, doc, _ = made
+    schema = json.loads((ROOT / "docs" / "matrix.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(doc, schema)
+    broken = json.loads(json.dumps(doc))
+    next(c for r in broken["causes"] for c in r["cells"].values() if c["status"] == "found").pop("replay")
+    with pytest.raises(jsonschema.ValidationError):  # a mark without its replay command is not a matrix
+        jsonschema.validate(broken, schema)
 
 
 def test_the_reference_column_is_clean(made: tuple[Path, dict[str, Any], int]) -> None:
