@@ -207,6 +207,21 @@ def test_applicability_of_a_cause_seen_only_on_pseudo_types() -> None:
     assert applicability(cause, {**target, "kindsFuzzed": ["root"]}) == (False, "no state kind of the cause (chat) was fuzzed")
 
 
+def test_a_target_that_cannot_start_is_a_column_with_an_error(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "m"
+    code = main(["matrix", "--target", "reference", "--target", f"adapter:{tmp_path / 'no-such-adapter'}",
+                 "--chunks", "1", "--budget", "300s", "--out", str(out)])
+    assert code == 2  # nothing found, and a column tested nothing: a hole, never "clean"
+    doc = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    broken = doc["targets"][1]
+    assert broken["verdict"] == "error" and broken["steps"] == 0
+    assert doc["targets"][0]["verdict"] == "clean"
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert 'data-verdict="error"' in page and "1 of 2 column(s) clean" in page
+    capsys.readouterr()
+
+
 def test_column_names() -> None:
     assert column_name(1, "reference") == "01-reference"
     assert column_name(2, "adapter:{python} /x/tests/imitations/typed_client.py --flag") == "02-adapter-typed-client"

@@ -121,6 +121,27 @@ def fuzz_into(run_dir: Path, target: str, args: argparse.Namespace) -> tuple[int
     return done.returncode, line
 
 
+def write_unstarted(run_dir: Path, target: str, why: str) -> None:
+    """The report of a run that could not start (no report.json): status error, no step."""
+    from harness import __version__
+
+    report = {
+        "format": "ahp-fuzz/report",
+        "formatVersion": 1,
+        "tool": {"name": "ahp-fuzz", "version": __version__},
+        "status": "error",
+        "verdict": "error",
+        "error": why,
+        "target": target,
+        "steps": 0,
+        "findings": [],
+        "known": {},
+        "coverage": {},
+        "kindsFuzzed": [],
+    }
+    (run_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
 def command(args: argparse.Namespace) -> int:
     from harness.corpus.finding import portable_target
     from harness.report.matrix import build_matrix, column_name, columns_of
@@ -129,24 +150,22 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError("name at least one --target")
     out = Path(args.out)
     check_out_folder(out)
+    args.crash_dir = out  # an internal error leaves its traceback here
     if (out / "matrix.json").exists() and not args.overwrite:
         raise UsageError(f"--out: {out} holds a matrix; pass --overwrite to replace it")
     if args.seed is None:
         args.seed = 1
     dirs = []
     for i, target in enumerate(args.target, 1):
-        run_dir = (
-            out / "targets" / column_name(i, portable_target(target))
-        )  # as report --matrix names it
+        # named as report --matrix names it: from the target's portable spelling
+        run_dir = out / "targets" / column_name(i, portable_target(target))
         if run_dir.exists():
             shutil.rmtree(run_dir)
         print(f"[{i}/{len(args.target)}] {target}", file=sys.stderr)
         _, line = fuzz_into(run_dir, target, args)
         print(f"  fuzz: {line}", file=sys.stderr)
-        if not (run_dir / "report.json").is_file():
-            raise UsageError(
-                f"{target}: the run wrote no report ({line}); see {run_dir / 'run.log'}"
-            )
+        if not (run_dir / "report.json").is_file():  # it could not start: the column says so
+            write_unstarted(run_dir, portable_target(target), line)
         print(
             f"  fixtures: {fixtures_into(run_dir, target, args.spec, args.profile, args.timeout)}",
             file=sys.stderr,
