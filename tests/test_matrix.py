@@ -239,3 +239,18 @@ def test_usage_errors(argv: list[str], says: str, tmp_path: Path, capsys: pytest
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
     assert says in capsys.readouterr().err
+
+
+def test_run_chunks_stops_after_n_chunks_with_the_same_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --chunks N`: the matrix's runs compare on any machine (the budget is only a bound)."""
+    reports = []
+    for name, chunks in (("a", "2"), ("b", "2"), ("c", "1")):
+        assert main(["run", "--chunks", chunks, "--budget", "300s", "--seed", "7", "--kinds", "chat",
+                     "--out", str(tmp_path / name), "--quiet"]) == 0
+        reports.append(json.loads((tmp_path / name / "report.json").read_text(encoding="utf-8")))
+    a, b, c = reports
+    assert a["stoppedBecause"] == "chunks" and a["chunks"] == 2 and c["chunks"] == 1
+    assert (a["steps"], a["examples"], a["coverage"]) == (b["steps"], b["examples"], b["coverage"])
+    assert c["steps"] < a["steps"]
+    assert a["announced"] is None  # the in-process model announces nothing
+    capsys.readouterr()
