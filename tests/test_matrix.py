@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ import jsonschema
 import pytest
 
 from harness.cli import main
+from harness.report.html_escape import esc
 from harness.report.matrix import (
     APPLICABILITY_RULE,
     Column,
@@ -99,10 +101,15 @@ def test_every_mark_links_to_a_finding_that_replays_and_its_fixture(made: tuple[
     for cell in marks:
         finding = out / cell["finding"]
         assert finding.is_file() and f'href="{cell["finding"]}"' in page
-        assert cell["replay"].endswith(f"replay {finding.resolve()}") and cell["replay"].split()[-1] in page
+        words = shlex.split(cell["replay"])
+        argv = words[words.index("replay"):]  # after the program, spelled as ahp-fuzz was invoked
+        assert argv[:2] == ["replay", str(finding.resolve())]
+        if os.environ.get("AHP_SPEC_DIR"):  # judged with the spec folder's schemas: the command names it
+            assert argv[2:] == ["--spec", str(Path(os.environ["AHP_SPEC_DIR"]).resolve())]
+        assert esc(cell["replay"]) in page
         fixture = json.loads((out / cell["fixture"]).read_text(encoding="utf-8"))
         assert {"initial", "actions", "expected"} <= set(fixture) and f'href="{cell["fixture"]}"' in page
-        assert main(["replay", str(finding)]) == 1, f"{finding} did not reproduce"
+        assert main(argv) == 1, f"{cell['replay']} did not reproduce"
     capsys.readouterr()
 
 
@@ -151,6 +158,9 @@ def test_separately_made_run_folders_give_the_same_cells(made: tuple[Path, dict[
     want = {r["id"]: [r["cells"]["01-reference"]["status"], r["cells"]["03-adapter-untyped-client"]["status"]]
             for r in doc["causes"] if r["cells"]["03-adapter-untyped-client"]["status"] == "found"}
     assert cells == want
+    if os.environ.get("AHP_SPEC_DIR"):  # the run named no --spec, and its folder cannot tell which it had
+        marks = [c for r in doc2["causes"] for c in r["cells"].values() if c["status"] == "found"]
+        assert all("spec folder" in c["replayNeeds"] and "--spec" not in c["replay"] for c in marks)
     capsys.readouterr()
 
 

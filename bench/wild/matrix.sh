@@ -31,14 +31,4 @@ AHP_SPEC_DIR= PYTHONPATH="$root" "$py" -m harness.cli matrix \
   --spec "$checkout" --budget "${BUDGET:-90}s" --seed "${SEED:-1}" --out "$out" --overwrite || rc=$?
 echo "matrix: exit $rc"
 # every mark's finding, replayed with the command the page shows (exit 1: reproduced)
-PYTHONPATH="$root" "$py" - "$out/matrix.json" <<'PY'
-import json, shlex, subprocess, sys
-doc = json.load(open(sys.argv[1], encoding="utf-8"))
-marks = [(r["id"], col, cell) for r in doc["causes"] for col, cell in r["cells"].items() if cell["status"] == "found"]
-ok = 0
-for cid, col, cell in marks:
-    done = subprocess.run(shlex.split(cell["replay"]), capture_output=True, text=True, check=False)
-    ok += done.returncode == 1
-    print(f"replay {cid} on {col}: exit {done.returncode}{' (reproduced)' if done.returncode == 1 else ''}")
-print(f"{ok} of {len(marks)} marks reproduced")
-PY
+AHP_SPEC_DIR= PYTHONPATH="$root" "$py" "$here/replay_marks.py" "$out/matrix.json"

@@ -127,8 +127,10 @@ def _marks(doc: dict[str, Any]) -> str:
                 )
             elif c.get("fixtureWhy"):
                 files.append(f"no fixture: {esc(c['fixtureWhy'])}")
+            needs = c.get("replayNeeds")
+            needs = f' <span class="note">(needs {esc(needs)})</span>' if needs else ""
             replay = (
-                f'<p>replay: <code class="replay">{esc(c["replay"])}</code></p>'
+                f'<p>replay: <code class="replay">{esc(c["replay"])}</code>{needs}</p>'
                 if c.get("replay")
                 else f'<p class="note">{esc(c.get("why", "no finding file"))}</p>'
             )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import time
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from harness.corpus.fixture import ExportError, fixture_file_name, fixture_from_
 from harness.corpus.load import FindingFormatError, load_finding
 from harness.errors import UsageError
 from harness.reference import Profile
+from harness.spec.verdict import VerdictSwitches
 from harness.spec.versions import is_known_to, kind_of
 
 from .html import resolve_finding
@@ -282,9 +284,34 @@ def _target_entry(col: Column, rep: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _copy_finding(entry: dict[str, Any], col: Column, out: Path, program: str) -> dict[str, Any]:
+def spec_of(rep: dict[str, Any], conf: dict[str, Any] | None) -> str | None:
+    """The spec folder a run judged with, where its folder tells: the fixture results' `spec`,
+    else a `--spec` on the run's command line (made absolute against its `cwd`)."""
+    if conf is not None and conf.get("spec"):
+        return str(conf["spec"])
+    cmd = [str(a) for a in rep.get("command") or []]
+    for i, arg in enumerate(cmd):
+        value = (
+            cmd[i + 1]
+            if arg == "--spec" and i + 1 < len(cmd)
+            else arg[7:]
+            if arg.startswith("--spec=")
+            else None
+        )
+        if value:
+            path = Path(value)
+            return str(
+                path if path.is_absolute() or not rep.get("cwd") else Path(str(rep["cwd"])) / path
+            )
+    return None
+
+
+def _copy_finding(
+    entry: dict[str, Any], col: Column, out: Path, program: str, spec: str | None
+) -> dict[str, Any]:
     """The cell of a found cause: the finding copied under out/findings/<column>/, its replay
-    command, and its export as an upstream fixture under out/fixtures/<column>/."""
+    command (with the run's spec folder when the finding was judged with its schemas), and its
+    export as an upstream fixture under out/fixtures/<column>/."""
     cell: dict[str, Any] = {
         "status": FOUND,
         "invariant": entry.get("invariant"),
@@ -311,6 +338,14 @@ def _copy_finding(entry: dict[str, Any], col: Column, out: Path, program: str) -
         shutil.copyfile(src, dest)
     cell["finding"] = dest.relative_to(out).as_posix()
     cell["replay"] = finding.replay_command(dest.resolve(), program)
+    try:
+        needed = VerdictSwitches.of_finding(finding.extra).needed
+    except ValueError:
+        needed = None
+    if needed and spec:
+        cell["replay"] += f" --spec {shlex.quote(spec)}"
+    elif needed:
+        cell["replayNeeds"] = f"a {needed} spec folder: add --spec DIR (or set AHP_SPEC_DIR)"
     try:
         from harness.invariants.registry import REGISTRY
 
@@ -362,7 +397,9 @@ def build_matrix(
     for col in columns:
         rep = load_report(col.run_dir)
         tgt = _target_entry(col, rep)
-        tgt["fixtures"] = fixture_summary(load_conformance(col.run_dir))
+        conf = load_conformance(col.run_dir)
+        tgt["fixtures"] = fixture_summary(conf)
+        spec = spec_of(rep, conf)
         targets.append(tgt)
         for entry in rep.get("findings") or []:
             cause = entry.get("cause") if isinstance(entry.get("cause"), dict) else None
@@ -400,7 +437,7 @@ def build_matrix(
             if (
                 col.name not in row["cells"]
             ):  # one finding per cause in a run; a second is a namesake
-                row["cells"][col.name] = _copy_finding(entry, col, out, program)
+                row["cells"][col.name] = _copy_finding(entry, col, out, program, spec)
     for row in causes.values():
         for tgt in targets:
             if tgt["column"] in row["cells"]:
