@@ -208,6 +208,8 @@ def test_a_cause_is_not_found_only_where_the_target_was_asked(tmp_path: Path) ->
     assert row[newer["id"]][c[1]] == ("not-applicable", "profile 0.7.0 has none of its action types")
     assert [t["verdict"] for t in doc["targets"]] == ["found", "clean", "clean", "clean", "untested"]
     assert main(["report", "--matrix", str(sent_chat), str(untested), "--out", str(tmp_path / "o2")]) == 2  # a hole
+    assert main(["report", "--matrix", str(sent_chat), "--out", str(no_chat)]) == 2  # never into a run folder
+    assert (no_chat / "report.json").is_file() and not (no_chat / "matrix.json").exists()
 
 
 def test_applicability_of_a_cause_seen_only_on_pseudo_types() -> None:

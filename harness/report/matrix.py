@@ -388,6 +388,8 @@ def build_matrix(
         raise UsageError("a matrix needs at least one run folder")
     if len({c.name for c in columns}) != len(columns):
         raise UsageError("two columns of the matrix have the same name")
+    if (out / "report.json").exists():  # its findings/ would be replaced by the matrix's copies
+        raise UsageError(f"--out: {out} is a run folder; give the matrix a folder of its own")
     out.mkdir(parents=True, exist_ok=True)
     for sub in ("findings", "fixtures"):
         if (out / sub).is_dir():
