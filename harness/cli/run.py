@@ -101,6 +101,7 @@ def run_command(args: argparse.Namespace) -> int:
             report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]],
                                 earlier_findings=earlier_files)
             report.data["schemaChecks"] = _profiles.run_switches(spec_dir).to_json()  # what INV-007 had
+            report.data["announced"] = announced(target)  # what the target said it is (the matrix's columns)
             stdout = make_console(stderr=args.json)  # --json: stdout is the JSON document alone
             console = ConsoleReporter(
                 out=stdout, quiet=args.quiet,
@@ -115,6 +116,7 @@ def run_command(args: argparse.Namespace) -> int:
                 seed=seed,
                 budget_s=args.budget,
                 max_steps=args.max_steps,
+                max_chunks=args.chunks,
                 chunk_examples=args.chunk,
                 kinds=kinds,
                 adversarial_percent=args.adversarial,
@@ -162,6 +164,15 @@ def run_command(args: argparse.Namespace) -> int:
 
         result.write(result.from_report("run", report.data, out, code))
     return code
+
+
+def announced(target: Any) -> dict[str, Any] | None:
+    """What a target announced about itself — its name, protocol version, profile and state
+    kinds (docs/adapters.md) — or None for a target that announces nothing (the in-process model)."""
+    ann = getattr(target, "announcement", None)
+    if not isinstance(ann, dict) or not ann:
+        return None
+    return {k: ann[k] for k in ("name", "protocolVersion", "profile", "kinds") if k in ann}
 
 
 def untested_reason(summary: Any, budget_s: float, opened_after_s: float) -> str:
@@ -260,6 +271,9 @@ def register(sub: Any) -> None:
     p.add_argument("--max-steps", type=int_range(1), default=40,
                    help="max actions per generated sequence (default 40)")
     p.add_argument("--chunk", type=int_range(1), default=25, help="sequences per seed chunk (default 25)")
+    p.add_argument("--chunks", type=int_range(1), metavar="N",
+                   help="stop after N seed chunks (within --budget, which still bounds the run): with --seed, "
+                   "a run of the same sequences whatever the machine's speed")
     p.add_argument("--adversarial", type=int_range(0, 100), default=10, metavar="PCT",
                    help="percentage of adversarial actions, 0–100 (default 10)")
     p.add_argument("--probe-every", type=int_range(0), metavar="N",
