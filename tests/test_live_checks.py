@@ -631,3 +631,7 @@ def test_an_answer_that_ignores_the_offer_is_one_finding_not_two() -> None:
     assert {v.invariant for v in check_live(probe, only={"INV-H04"})} == {"INV-H04"}  # alone: H04's
     probe.clients.append(client(1, version="0.5.0"))  # offered 0.7.0, 0.6.0; got 0.5.0
     assert {v.invariant for v in check_live(probe, only={"INV-H04", "INV-046"})} == {"INV-046"}
+    alone = wire("unknown-version", "initialize", INIT, {"error": {"code": -32005, "message": "no"}},
+                 {"result": {"protocolVersion": "0.5.0"}})(False)
+    alone.unoffered_answer = "0.5.0"  # what the negotiation before the run got for the real offer
+    assert check_live(alone, only={"INV-H04"}) == []

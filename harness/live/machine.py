@@ -165,6 +165,8 @@ class LiveRecorder:
     #: The host cannot be restarted (a `ws://` host nobody here started): malformed frames, which
     #: may kill it, wait for the last part of the budget (`HOLD_FRAMES_UNTIL`).
     hold_frames: bool = False
+    #: The version the host negotiated before the run without its being offered (`versions`).
+    unoffered_answer: str | None = None
 
 
 def _avoided(rec: LiveRecorder, cfg: LiveConfig, control: RunControl) -> frozenset[str]:
@@ -194,6 +196,7 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
                                skip=cfg.skip, policy=policy, pool=pool,
                                death=rec.keeper.death if rec.keeper is not None else None)
             self.run.avoid = _avoided(rec, cfg, control)
+            self.run.obs.unoffered_answer = rec.unoffered_answer
             self.failed = False
 
         def _do(self, ops: list[dict[str, Any]]) -> None:
@@ -320,6 +323,8 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         keeper.close()
         loop.close()
         raise
+    if speaking.version is not None and speaking.version not in speaking.offered:
+        rec.unoffered_answer = speaking.version
     if speaking.also_offer:  # the host refused the offer and speaks an older (or named) version
         cfg = replace(cfg, clients=offers_for(version, cfg.clients, (*cfg.offer, *speaking.also_offer)))
     reuse = cfg.reuse_connections if cfg.reuse_connections is not None else keeper.embedded is not None

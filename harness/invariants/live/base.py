@@ -283,6 +283,9 @@ class LiveObservation:
     #: The first sign in this run that the host sends echoes to the wrong connections (an echo
     #: reached a client not subscribed to its channel): None while there is none.
     misrouting: str | None = None
+    #: The version the host negotiated before the run for an offer that did not hold it (it
+    #: answers that whatever is offered: INV-046's cause; INV-H04 does not report it again).
+    unoffered_answer: str | None = None
     #: The reference reducers, `reduce(version, kind, state, action) -> state` (a malformed action
     #: leaves the state unchanged): lets a check re-fold a client's view another way (INV-H07).
     reduce: Callable[[str, str, State, Any], State] | None = None
