@@ -17,8 +17,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import json
-import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -49,15 +47,24 @@ from harness.spec.versions import KNOWN_VERSIONS
 from harness.targets.live import is_live_spec, parse_live_spec
 
 from .client import DEFAULT_CLIENTS, ClientSpec
+from .draws import HypothesisDraws
+from .example import HostDown, LiveExample, LiveFindingFailure, LiveRecorder
 from .failure import LiveFailure
+from .fast import LivePools, run_fast_chunk
 from .keeper import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
 from .loop import EventLoopThread
-from .ops import DEFAULT_WEIGHTS, SCENARIOS, preflight_ops, session_ops, setup_ops
+from .ops import DEFAULT_WEIGHTS, SCENARIOS
 from .pool import ConnectionPool
 from .replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
-from .run import DEFAULT_SKIP, LiveRun
+from .run import DEFAULT_SKIP
 from .settle import SETTLE_POLICIES, SettlePolicy
-from .wild import TARGET_DIED, check_versions, offers_for, unknown_rules
+from .wild import check_versions, offers_for, unknown_rules
+
+__all__ = ["HostDown", "LiveConfig", "LiveFindingFailure", "LiveRecorder", "build_live_machine",
+           "live_config_from", "run_live", "run_live_campaign", "settling_report"]
+
+#: How a live campaign draws its steps (`LiveConfig.lane`, `ahp-fuzz run --lane`; docs/lanes.md).
+LIVE_LANES = ("fast", "hypothesis")
 
 
 @dataclass
@@ -120,33 +127,13 @@ class LiveConfig:
     #: Run every handshake probe and bare JSON value once per campaign, at the start of the
     #: first examples (`ops.preflight_ops`); False: only as drawn by the scenarios.
     preflight: bool = True
-
-
-class LiveFindingFailure(AssertionError):
-    def __init__(self, violation: Violation, run: LiveRun) -> None:
-        super().__init__(f"{violation.invariant} [{violation.severity}] {violation.message}")
-        self.violation = violation
-        self.run = run
-
-
-@dataclass
-class LiveRecorder:
-    suppressed: set[str] = field(default_factory=set)
-    on_known: Callable[[Violation], None] = lambda v: None
-    examples: int = 0
-    steps: int = 0
-    scenarios: Counter[str] = field(default_factory=Counter)
-    #: The first failure of the current chunk (Hypothesis may re-run the example; the first
-    #: failing run's trace is the one kept).
-    failure: LiveFindingFailure | None = None
-    #: What the runs' settling did (`LiveRun.stats`, summed): snapshot reasons, pings, views.
-    settling: Counter[str] = field(default_factory=Counter)
-    made: int = 0  # machine runs started (tokens are numbered by it)
-    salt: str = field(default_factory=lambda: uuid.uuid4().hex)
-    #: The host's keeper (death hook, restarts); None in a machine built without a campaign.
-    keeper: HostKeeper | None = None
-    #: Preflight ops already sent in this campaign (each once).
-    preflown: set[str] = field(default_factory=set)
+    #: "fast": scenarios and actions from pools that Hypothesis fills, chosen and mutated by a
+    #: seeded PRNG (`fast.py`); "hypothesis": every choice a Hypothesis draw of the stateful
+    #: machine (`build_live_machine`; its example database, `pytest -m fuzz`).
+    lane: str = "fast"
+    #: The schema check of valid-lane actions (`RunConfig.schema`): what the fast lane asks
+    #: before it sends a mutated action (`Model.wire_problem`); None: the spec checkout's.
+    schema: Callable[[Any], str | None] | None = None
 
 
 def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
@@ -163,57 +150,25 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
     class LiveMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            rec.made += 1
-            token = hashlib.sha256(f"{salt}:{cfg.seed}:{rec.made}".encode()).hexdigest()[:8]
-            self.run = LiveRun(cfg.url, loop=loop, token=token, request_timeout_s=cfg.request_timeout_s,
-                               skip=cfg.skip, policy=policy, pool=pool,
-                               death=rec.keeper.death if rec.keeper is not None else None)
-            self.failed = False
-
-        def _do(self, ops: list[dict[str, Any]]) -> None:
-            for op in ops:
-                control.check()
-                found = self.run.apply(op)
-                rec.steps += 1
-                if self.run.host_dead is not None and TARGET_DIED in rec.suppressed:
-                    raise HostDown(self.run.host_dead)  # dead again: end the example, no finding
-                for v in found:
-                    if v.severity == "known":
-                        rec.on_known(v)
-                    elif v.invariant not in rec.suppressed:
-                        failure = LiveFindingFailure(v, self.run)
-                        self.failed = True
-                        if rec.failure is None:
-                            rec.failure = failure
-                        raise failure
+            self.example = LiveExample(cfg, rec, loop, control, pool, policy, salt)
+            self.run = self.example.run
 
         @initialize(data=st.data())
         def start(self, data: st.DataObject) -> None:
-            rec.examples += 1
-            self._do(setup_ops(cfg.clients))
-            # not in Hypothesis's re-run of a failing example (its findings are not recorded)
-            for op in preflight_ops() if cfg.preflight and rec.failure is None else []:
-                key = json.dumps(op, sort_keys=True)
-                if key not in rec.preflown:
-                    rec.preflown.add(key)  # before it runs: a finding ends the example
-                    self._do([op])
-            for i in range(cfg.sessions):
-                self._do(session_ops(data, self.run, i + 1))
+            self.example.start(HypothesisDraws(data))
 
         @rule(data=st.data())
         def step(self, data: st.DataObject) -> None:
+            draws = HypothesisDraws(data)
             for _ in range(per_rule):
                 name = data.draw(scenario, label="scenario")
-                ops = SCENARIOS[name](data, self.run)
-                if ops:
-                    rec.scenarios[name] += 1
+                before = rec.scenarios[name]
+                self.example.step(draws, name)
+                if rec.scenarios[name] != before:
                     event(f"scenario {name}")
-                self._do(ops)
 
         def teardown(self) -> None:
-            rec.settling.update(self.run.stats)
-            rec.settling["frames"] += len(self.run.transcript.frames)
-            self.run.close(reuse=not self.failed)  # a failing run's connections are not handed on
+            self.example.teardown()
 
     return LiveMachine
 
@@ -236,6 +191,7 @@ def live_config_from(config: RunConfig) -> LiveConfig:
         chunk_examples=min(config.chunk_examples, 10), max_steps=config.max_steps,
         max_findings=config.max_findings, shrink_budget_s=config.shrink_budget_s,
         database=config.database, control=config.control, target=config.target,
+        lane=config.lane, schema=config.schema,
     )
 
 
@@ -291,6 +247,14 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     cannot = unknown_rules(version, KNOWN_VERSIONS, _actions_schema())
     if cannot is not None:
         bus.emit(Notice(cannot))
+    if cfg.lane not in LIVE_LANES:
+        raise ValueError(f"unknown lane {cfg.lane!r} (want one of {', '.join(LIVE_LANES)})")
+    policy = settle_policy(cfg)
+    salt = cfg.token_salt if cfg.token_salt is not None else rec.salt
+    pools = LivePools(cfg.seed, cfg.schema if cfg.schema is not None else _schema_check(),
+                      cfg.weights) if cfg.lane == "fast" else None
+    if pools is not None and database is not None:
+        bus.emit(Notice("the fast lane does not use the Hypothesis example database (--lane hypothesis does)"))
     chunk = 0
     thresholds = gc.get_threshold()
     if cfg.gc_threshold is not None:
@@ -317,17 +281,14 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             if pool is not None and keeper.restarts != pooled_for:
                 _drop_pool(pool, loop)  # connections to the host that died are never reused
                 pooled_for = keeper.restarts
-            machine = build_live_machine(cfg, rec, loop, control, pool)
-            run_settings = settings(
-                max_examples=cfg.chunk_examples, stateful_step_count=-(-cfg.max_steps // max(1, cfg.scenarios_per_rule)), deadline=None,
-                database=database, derandomize=False, report_multiple_bugs=False,
-                verbosity=Verbosity.quiet,
-                phases=[Phase.reuse, Phase.generate] if database else [Phase.generate],
-                suppress_health_check=list(HealthCheck),
-            )
             rec.failure = None
             try:
-                run_state_machine_as_test(seed(_chunk_seed(cfg.seed, chunk))(machine), settings=run_settings)
+                if pools is not None:
+                    run_fast_chunk(cfg, rec, loop, control, pool, pools, policy, salt)
+                else:
+                    machine = build_live_machine(cfg, rec, loop, control, pool)
+                    run_state_machine_as_test(seed(_chunk_seed(cfg.seed, chunk))(machine),
+                                              settings=_chunk_settings(cfg, database))
             except RunStopped:
                 raise
             except BaseException:
@@ -367,8 +328,33 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
                                                       for k, n in sorted(rec.scenarios.items())},
                          summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed,
                                                    "liveSettling": settling_report(cfg, rec.settling),
+                                                   "liveSpeed": speed_report(cfg, rec, summary.elapsed_s),
+                                                   **({"livePools": pools.to_json()} if pools is not None else {}),
                                                    **_host_extra(keeper)}))
     return summary
+
+
+def _chunk_settings(cfg: LiveConfig, database: DirectoryBasedExampleDatabase | None) -> settings:
+    """The Hypothesis lane's settings for one chunk of `cfg.chunk_examples` machine runs."""
+    return settings(
+        max_examples=cfg.chunk_examples, stateful_step_count=-(-cfg.max_steps // max(1, cfg.scenarios_per_rule)),
+        deadline=None, database=database, derandomize=False, report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+        phases=[Phase.reuse, Phase.generate] if database else [Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def _schema_check() -> Callable[[Any], str | None] | None:
+    """The actions-schema check of the spec checkout in use (None: no checkout, no check)."""
+    from harness.spec.action_schema import ActionSchema
+    from harness.spec.specdir import SpecDir, SpecDirError
+
+    try:
+        spec = SpecDir.from_env()
+        return ActionSchema.from_spec(spec) if spec is not None and spec.has_schemas() else None
+    except (SpecDirError, OSError, ValueError):
+        return None
 
 
 def settling_report(cfg: LiveConfig, stats: Counter[str]) -> dict[str, Any]:
@@ -378,6 +364,24 @@ def settling_report(cfg: LiveConfig, stats: Counter[str]) -> dict[str, Any]:
     policy = settle_policy(cfg)
     return {"policy": cfg.settle, "barrier": policy.barrier, "snapshots": policy.snapshots,
             "sampleEvery": policy.every, "fullEvery": policy.full_every, **dict(sorted(stats.items()))}
+
+
+def speed_report(cfg: LiveConfig, rec: LiveRecorder, elapsed_s: float) -> dict[str, Any]:
+    """What report.json says about the campaign's pace: the lane, steps and WebSocket frames per
+    second, frames per step, and the seconds spent per phase of a step — `draw` (scenario and
+    ops chosen), `send` (the op on the wire), `settle` (barrier, echoes, followers, fresh
+    snapshots), `checks` (the live checks) and `other` (the rest: setup, shrinking, replays,
+    connection closes, Hypothesis' own work in its lane)."""
+    frames = rec.settling.get("frames", 0)
+    phases = {k: round(v, 3) for k, v in sorted(rec.phases.items())}
+    phases["other"] = round(max(0.0, elapsed_s - sum(rec.phases.values())), 3)
+    per = max(1, rec.steps)
+    return {"lane": cfg.lane, "steps": rec.steps, "elapsedSeconds": round(elapsed_s, 3),
+            "stepsPerSecond": round(rec.steps / elapsed_s, 1) if elapsed_s > 0 else 0.0,
+            "frames": frames, "framesPerStep": round(frames / per, 2),
+            "framesPerSecond": round(frames / elapsed_s, 1) if elapsed_s > 0 else 0.0,
+            "phaseSeconds": phases,
+            "phaseMsPerStep": {k: round(1000 * v / per, 3) for k, v in phases.items()}}
 
 
 def _drop_pool(pool: ConnectionPool, loop: EventLoopThread) -> None:
@@ -395,10 +399,6 @@ def _actions_schema() -> dict[str, Any] | None:
         return spec.schemas.get("actions") if spec is not None and spec.has_schemas() else None
     except (SpecDirError, OSError, ValueError):
         return None
-
-
-class HostDown(Exception):
-    """The host died again (its death is already a finding): the example ends here."""
 
 
 def _host_extra(keeper: HostKeeper) -> dict[str, Any]:
