@@ -3,11 +3,12 @@
     python bench/bench_memory.py trace --target reference --minutes 4 [--lane fast] [--top 25]
     python bench/bench_memory.py campaign --target reference --minutes 30 [--label now] [--write]
 
-Part `trace` — what grows: the campaign's loop (`run_campaign`, or `run_live` for a live target)
-in this process under `tracemalloc` (≈2× slower: the rates of this part are not throughput
-figures), a snapshot after the first minute and one at the end; the `--top` allocation sites
-(file:line, 8 frames of traceback) whose live size grew most between the two, and the process's
-RSS per minute.
+Part `trace` — what grows: the campaign worker's own code (`harness.campaign.worker.run_worker`:
+the engine or the live campaign, its coverage sampler and outcome matrix) in this process under
+`tracemalloc` (slower: the rates of this part are not throughput figures), a snapshot after the
+first sample and one at the end; the `--top` allocation sites whose live size grew most between
+the two, and the process's RSS and traced size per sample. `--no-trace`: RSS only, full speed;
+`--no-coverage`: without the coverage sampler (to tell its share).
 
 Part `campaign` — what a night costs: `ahp-fuzz campaign --workers 1 --minutes N --target T` as
 a user runs it (a subprocess), the worker's RSS (`/proc/<pid>/status` VmRSS) sampled every
@@ -20,6 +21,7 @@ bench/results/campaign.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import linecache
 import os
@@ -35,6 +37,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+def _malloc_trim() -> None:
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 def rss_mb(pid: int | str = "self") -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -48,76 +57,84 @@ def rss_mb(pid: int | str = "self") -> float | None:
 # -- trace ------------------------------------------------------------------------------------
 
 
-def trace(args: argparse.Namespace) -> int:
-    from harness.engine.control import RunControl
-    from harness.engine.events import EventBus, Progress
-    from harness.engine.run import RunConfig, run_campaign
-    from harness.live.machine import run_live
-    from harness.reference import Profile
-    from harness.targets.base import open_target
+class _Wire:
+    """The worker's wire to the parent, here: progress lines counted, the memory sampled."""
 
-    profile = Profile.named("0.7.0")
-    target = open_target(args.target, profile=profile, timeout_s=5.0)
-    budget = args.minutes * 60.0
-    control = RunControl(budget)
-    is_model = args.target == "reference"
-    from harness.campaign.outcomes import OutcomeMatrix
+    def __init__(self, minutes_every: float, snap: bool) -> None:
+        self.t0 = time.monotonic()
+        self.every = minutes_every * 60.0
+        self.next = self.every
+        self.first: tracemalloc.Snapshot | None = None
+        self.snap = snap
+        self.rows: list[tuple[float, int, float | None, float]] = []
+        self.steps = 0
 
-    config = RunConfig(
-        target=target,
-        target_spec=args.target,
-        target_is_model=is_model,
-        profile=profile,
-        seed=args.seed,
-        budget_s=budget,
-        chunk_examples=25,
-        max_steps=40,
-        probe_every=1 if is_model else 25,
-        control=control,
-        lane=args.lane,
-        step_hook=OutcomeMatrix(profile.version),
-    )
-    tracemalloc.start(8)
-    state: dict[str, Any] = {"first": None, "minute": 1, "rows": []}
-    t0 = time.monotonic()
+    trim: bool = False
 
-    def sink(event: Any) -> None:
-        if not isinstance(event, Progress):
+    def send(self, message: dict[str, Any]) -> None:
+        if self.trim:
+            _malloc_trim()
+        if isinstance(message.get("steps"), int):
+            self.steps = message["steps"]
+        el = time.monotonic() - self.t0
+        if el < self.next:
             return
-        el = time.monotonic() - t0
-        if el >= 60 * state["minute"]:
-            state["rows"].append(
-                (state["minute"], event.steps, rss_mb(), tracemalloc.get_traced_memory()[0] / 2**20)
-            )
-            print(
-                f"  minute {state['minute']}: {event.steps} steps, RSS {state['rows'][-1][2]:.1f} MB, "
-                f"traced {state['rows'][-1][3]:.1f} MB",
-                flush=True,
-            )
-            if state["first"] is None:
-                state["first"] = tracemalloc.take_snapshot()
-            state["minute"] += 1
+        self.next += self.every
+        traced = tracemalloc.get_traced_memory()[0] / 2**20 if tracemalloc.is_tracing() else 0.0
+        self.rows.append((el, self.steps, rss_mb(), traced))
+        print(
+            f"  {el:6.0f}s: {self.steps} steps, RSS {self.rows[-1][2]:.1f} MB, traced {traced:.1f} MB",
+            flush=True,
+        )
+        if self.snap and self.first is None and len(self.rows) >= 1:
+            self.first = tracemalloc.take_snapshot()
 
-    try:
-        (run_live if getattr(target, "is_live", False) else run_campaign)(config, EventBus(sink))
-    finally:
-        target.close()
+
+def trace(args: argparse.Namespace) -> int:
+    """The campaign worker's own code (`run_worker`, coverage sampler and outcome matrix
+    included) in this process, under tracemalloc unless `--no-trace`."""
+    import tempfile
+
+    from harness.campaign.worker import WorkerSpec, run_worker
+
+    out = Path(tempfile.mkdtemp(prefix="bench_memory_trace_"))
+    spec = WorkerSpec(
+        index=0,
+        generation=0,
+        run_seed=args.seed,
+        target=args.target,
+        profile="0.7.0",
+        budget_s=args.minutes * 60.0,
+        findings_dir=str(out / "findings"),
+        database=None,
+        coverage_file=None if args.no_coverage else str(out / "coverage.w0"),
+        lane=args.lane,
+    )
+    if not args.no_trace:
+        tracemalloc.start(args.frames)
+    wire = _Wire(args.sample_minutes, snap=not args.no_trace)
+    wire.trim = args.trim
+    run_worker(spec, wire)  # type: ignore[arg-type]
+    rows = wire.rows
+    print("\n| seconds | steps | RSS MB | traced MB |\n|---:|---:|---:|---:|")
+    for el, steps, r, t in rows:
+        print(f"| {el:.0f} | {steps} | {r or 0:.1f} | {t:.1f} |")
+    if args.no_trace or wire.first is None:
+        return 0
     last = tracemalloc.take_snapshot()
-    first = state["first"]
-    if first is None:
-        print("the run ended before its first minute", file=sys.stderr)
-        return 2
     keep = [
         tracemalloc.Filter(False, tracemalloc.__file__),
         tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
     ]
-    stats = last.filter_traces(keep).compare_to(first.filter_traces(keep), "traceback")
-    print(f"\nlargest growth between minute 1 and the end ({args.target}, lane {args.lane}):")
+    stats = last.filter_traces(keep).compare_to(wire.first.filter_traces(keep), args.group)
+    print(
+        f"\nlargest growth between the first sample and the end ({args.target}, lane {args.lane}):"
+    )
     for s in stats[: args.top]:
         print(
             f"\n+{s.size_diff / 1024:.0f} KiB ({s.count_diff:+d} blocks), now {s.size / 1024:.0f} KiB"
         )
-        for fr in s.traceback.format()[-16:]:
+        for fr in s.traceback.format()[-2 * args.frames :]:
             print("   ", fr)
     linecache.clearcache()
     return 0
@@ -262,6 +279,14 @@ def main() -> int:
     t.add_argument("--lane", default="fast")
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--top", type=int, default=25)
+    t.add_argument("--frames", type=int, default=6)
+    t.add_argument("--group", default="traceback", choices=("traceback", "lineno", "filename"))
+    t.add_argument("--sample-minutes", type=float, default=1.0)
+    t.add_argument("--no-trace", action="store_true", help="RSS only (the worker at full speed)")
+    t.add_argument(
+        "--no-coverage", action="store_true", help="without the worker's coverage sampler"
+    )
+    t.add_argument("--trim", action="store_true", help="malloc_trim(0) at every progress message")
     c = sub.add_parser("campaign")
     c.add_argument("--target", default="reference")
     c.add_argument("--minutes", type=float, default=30.0)

@@ -206,6 +206,8 @@ def _chunk_seed(run_seed: int, chunk: int) -> int:
 
 def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     """Fuzz the host at `cfg.url` until the budget (or `max_chunks`) is spent."""
+    if cfg.lane not in LIVE_LANES:
+        raise ValueError(f"unknown lane {cfg.lane!r} (want one of {', '.join(LIVE_LANES)})")
     control = cfg.control or RunControl(cfg.budget_s)
     summary = RunSummary(kinds=(LIVE_KIND,))
     seen_known: set[str] = set()
@@ -247,8 +249,6 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     cannot = unknown_rules(version, KNOWN_VERSIONS, _actions_schema())
     if cannot is not None:
         bus.emit(Notice(cannot))
-    if cfg.lane not in LIVE_LANES:
-        raise ValueError(f"unknown lane {cfg.lane!r} (want one of {', '.join(LIVE_LANES)})")
     policy = settle_policy(cfg)
     salt = cfg.token_salt if cfg.token_salt is not None else rec.salt
     pools = LivePools(cfg.seed, cfg.schema if cfg.schema is not None else _schema_check(),
@@ -326,7 +326,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     bus.emit(RunFinished(summary.elapsed_s, summary.examples, summary.steps, summary.findings,
                          dict(summary.known_counts), {f"scenario {k}": {"sent": n, "changed": 0}
                                                       for k, n in sorted(rec.scenarios.items())},
-                         summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed,
+                         summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed, "lane": cfg.lane,
                                                    "liveSettling": settling_report(cfg, rec.settling),
                                                    "liveSpeed": speed_report(cfg, rec, summary.elapsed_s),
                                                    **({"livePools": pools.to_json()} if pools is not None else {}),
