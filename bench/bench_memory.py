@@ -30,11 +30,22 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+
+def census() -> Counter[str]:
+    """Live objects the collector tracks, by type (and containers by length bucket)."""
+    import gc
+
+    out: Counter[str] = Counter()
+    for o in gc.get_objects():
+        out[type(o).__qualname__] += 1
+    return out
 
 
 def _malloc_trim() -> None:
@@ -70,6 +81,8 @@ class _Wire:
         self.steps = 0
 
     trim: bool = False
+    census: bool | None = None
+    census_first: Counter[str] | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         if self.trim:
@@ -114,8 +127,18 @@ def trace(args: argparse.Namespace) -> int:
         tracemalloc.start(args.frames)
     wire = _Wire(args.sample_minutes, snap=not args.no_trace)
     wire.trim = args.trim
+    wire.census = True if args.census else None
     run_worker(spec, wire)  # type: ignore[arg-type]
     rows = wire.rows
+    if wire.census_first is not None:
+        import gc
+
+        gc.collect()
+        diff = census()
+        diff.subtract(wire.census_first)
+        print("\nobjects by type, growth between the first sample and the end:")
+        for name, n in diff.most_common(25):
+            print(f"  {name:40s} {n:+d}")
     print("\n| seconds | steps | RSS MB | traced MB |\n|---:|---:|---:|---:|")
     for el, steps, r, t in rows:
         print(f"| {el:.0f} | {steps} | {r or 0:.1f} | {t:.1f} |")
@@ -285,6 +308,9 @@ def main() -> int:
     t.add_argument("--no-trace", action="store_true", help="RSS only (the worker at full speed)")
     t.add_argument(
         "--no-coverage", action="store_true", help="without the worker's coverage sampler"
+    )
+    t.add_argument(
+        "--census", action="store_true", help="objects by type at the first sample and the end"
     )
     t.add_argument("--trim", action="store_true", help="malloc_trim(0) at every progress message")
     c = sub.add_parser("campaign")

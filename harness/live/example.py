@@ -10,6 +10,7 @@ first violation ends it (`LiveFindingFailure`), a host dead again ends it quietl
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.engine.control import RunControl
 from harness.invariants.base import Violation
+from harness.targets.live import ConnectionLost, RpcError
 
 from .draws import Draws
 from .keeper import HostKeeper
@@ -142,8 +144,29 @@ class LiveExample:
 
     def teardown(self) -> None:
         rec, run = self.rec, self.run
+        if not self.failed and run.host_dead is None:  # a failing run's conversation ends at its finding
+            with contextlib.suppress(Exception):
+                run.loop.run(dispose(run), run.op_timeout_s)
         rec.settling.update(run.stats)
         rec.settling["frames"] += len(run.transcript.frames)
         for k, v in run.phase_s.items():
             rec.phases[k] = rec.phases.get(k, 0.0) + v
         run.close(reuse=not self.failed)  # a failing run's connections are not handed on
+
+
+async def dispose(run: LiveRun) -> None:
+    """Dispose of what the example created on the host — its sessions (their chats with them)
+    and terminals, in this run's namespace — so that a night's campaign leaves the host as it
+    found it: a host keeps every session it was asked to create, and the embedded host, served in
+    the campaign's own process, grew by every example's channels (bench/results/campaign.md).
+    Not an op: nothing is checked; a host that refuses (or does not know the command) keeps them."""
+    conn = next((c.conn for c in run.ready_clients() if c.conn is not None and not c.conn.closed.is_set()), None)
+    if conn is None:
+        return
+    ours = f"fz-{run.token}-"
+    for uri, kind in sorted(run.kinds.items()):
+        if kind in ("session", "terminal") and ours in uri:
+            method = "disposeSession" if kind == "session" else "disposeTerminal"
+            with contextlib.suppress(RpcError, ConnectionLost, TimeoutError):
+                await conn.request(method, {"channel": uri}, run.request_timeout_s)
+            run.stats["disposed"] += 1

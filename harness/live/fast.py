@@ -49,6 +49,7 @@ from harness.engine.fast import (
     FastLane,
     FastStats,
     Mutator,
+    _VerdictCache,
     fill,
     repeats_an_id,
 )
@@ -81,7 +82,9 @@ class LivePools:
         self.rng = random.Random(f"ahp-fuzz-live-fast:{seed}")
         self.stats = FastStats()
         self.mutator = Mutator(self.rng, self.stats)
-        self.schema = schema
+        #: The schema check, cached by the action's content (as in process: the lane asks, the
+        #: model asks again inside `reduce` for `_collides`).
+        self.schema = _VerdictCache(schema) if schema is not None else None
         self.models: dict[str, Model] = {}
         self.actions: dict[tuple[str, str, str], list[Any]] = {}
         self.values: dict[str, list[Any]] = {}

@@ -868,7 +868,7 @@ class LiveRun:
         v.version = ov.version
         if ROOT in ov.confirmed:
             v.confirmed[ROOT] = ov.confirmed[ROOT]
-            v.history[ROOT] = list(ov.history.get(ROOT) or [])
+            v.history[ROOT] = list(ov.history.get(ROOT) or [])[-1:]  # its fold now (the list grew per run)
             v.subscribed.add(ROOT)
         self._aliases[ov.client_id] = f"fz-{self.token}-{v.index}"
         self.stats["connectionsReused"] += 1
