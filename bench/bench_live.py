@@ -30,6 +30,20 @@ Part `detect` — for every protocol defect of the embedded host, `--seeds` focu
 and with the old (alternating, the load drifts): seconds until a finding of one of the defect's invariants was caught (before
 shrinking).
 
+Part `lanes` (issue 25) — the live fast lane (`LiveConfig(lane="fast")`, the default: pools that
+Hypothesis fills, a seeded PRNG) against the Hypothesis live lane (`lane="hypothesis"`, the
+baseline: every choice a Hypothesis draw), both on `host:embedded` with every live check, and the
+in-process fast lane (`ahp-fuzz run --target reference` as the command line configures it) in the
+same rounds, alternating: steps/s, CPU, frames per step and second, milliseconds per step per
+phase (report.json `liveSpeed`), and the live fast lane's rate as a fraction of the in-process one.
+
+Part `clean` — `--clean-seeds` clean runs of the live fast lane (`--clean-seconds` each) against
+`host:embedded`: findings (there must be none) and steps.
+
+Part `plain` — every protocol defect of the embedded host, `--seeds` *plain* runs each (default
+scenario weights, preflight on, as `ahp-fuzz run --target 'host:embedded?defect=D'` runs them),
+fast lane and Hypothesis lane alternating: seconds until the first finding of the defect.
+
 `--write` appends the tables to bench/results/live.md (with the command and the load average).
 """
 
@@ -60,8 +74,11 @@ from harness.live.run import LiveRun  # noqa: E402
 from harness.live.settle import LEAN, THOROUGH, SettlePolicy  # noqa: E402
 from harness.targets.live import parse_live_spec, serve_embedded_in_loop  # noqa: E402
 
-NEW = {"settle": "lean", "reuse_connections": None}
-OLD = {"settle": "thorough", "reuse_connections": False, "gc_threshold": None, "scenarios_per_rule": 1}
+NEW = {"settle": "lean", "reuse_connections": None, "lane": "hypothesis"}
+OLD = {"settle": "thorough", "reuse_connections": False, "gc_threshold": None, "scenarios_per_rule": 1,
+       "lane": "hypothesis"}
+FAST = {"lane": "fast"}
+HYPOTHESIS = {"lane": "hypothesis"}
 
 
 @dataclass
@@ -88,7 +105,32 @@ def machine_speed(spec: str, seconds: float, seed: int, options: dict[str, Any])
     assert not summary.findings, [(f.invariant, f.message) for f in summary.findings]
     done = [e for e in events if isinstance(e, RunFinished)]
     settling = done[0].extra.get("liveSettling", {}) if done else {}
-    return summary.steps, summary.elapsed_s, Counter({k: v for k, v in settling.items() if isinstance(v, int)})
+    out = Counter({k: v for k, v in settling.items() if isinstance(v, int)})
+    phases = done[0].extra.get("liveSpeed", {}).get("phaseSeconds", {}) if done else {}
+    for k, v in phases.items():  # milliseconds, summed (Counter holds ints)
+        out[f"phase:{k}"] += round(1000 * v)
+    return summary.steps, summary.elapsed_s, out
+
+
+def in_process_speed(seconds: float, seed: int) -> tuple[int, float, Counter[str]]:
+    """`ahp-fuzz run --target reference` for `seconds`, as the command line configures it (the
+    fast lane, probes every step, the spec checkout's schema)."""
+    from harness.cli import _profiles
+    from harness.engine.run import RunConfig, run_campaign
+    from harness.reference import Profile
+    from harness.spec.specdir import SpecDir
+    from harness.targets.base import open_target
+
+    profile = Profile.named("0.7.0")
+    target = open_target("reference", profile=profile, timeout_s=5.0)
+    try:
+        config = RunConfig(target=target, target_spec="reference", target_is_model=True, profile=profile, seed=seed,
+                           budget_s=seconds, control=RunControl(seconds), probe_every=1, lane="fast",
+                           schema=_profiles.schema_of(SpecDir.from_env()))
+        summary = run_campaign(config, EventBus(lambda e: None))
+    finally:
+        target.close()
+    return summary.steps, summary.elapsed_s, Counter()
 
 
 def wire_speed(spec: str, seconds: float, policy: SettlePolicy, *, clients: int = 4) -> tuple[int, float, Counter[str]]:
@@ -207,9 +249,64 @@ def detect_rows(new: dict[str, list[float | None]], old: dict[str, list[float | 
     return [*lines, ""]
 
 
+def lane_rows(fast: Measured, hyp: Measured, inproc: Measured) -> list[str]:
+    lines = ["| what | steps | seconds | steps/s | CPU ms/step | steps per CPU-s | frames/step | frames/s "
+             "| draw ms/step | send ms/step | settle ms/step | checks ms/step | other ms/step |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, m in (("live fast lane (new default)", fast), ("live Hypothesis lane (baseline)", hyp)):
+        per = max(1, m.steps)
+        ph = [m.stats[f"phase:{k}"] / per for k in ("draw", "send", "settle", "checks", "other")]
+        lines.append(f"| {name}, host:embedded | {m.steps} | {m.wall:.1f} | **{m.steps / m.wall:.0f}** | "
+                     f"{m.cpu * 1000 / per:.2f} | {m.steps / m.cpu:.0f} | {m.stats['frames'] / per:.1f} | "
+                     f"{m.stats['frames'] / m.wall:.0f} | " + " | ".join(f"{x:.3f}" for x in ph) + " |")
+    lines.append(f"| in process, fast lane, reference | {inproc.steps} | {inproc.wall:.1f} | "
+                 f"**{inproc.steps / inproc.wall:.0f}** | {inproc.cpu * 1000 / max(1, inproc.steps):.3f} | "
+                 f"{inproc.steps / inproc.cpu:.0f} | | | | | | | |")
+    f_rate, h_rate, i_rate = fast.steps / fast.wall, hyp.steps / hyp.wall, inproc.steps / inproc.wall
+    return [*lines, "",
+            f"* live fast ÷ live Hypothesis: **{f_rate / h_rate:.2f}×** steps/s, "
+            f"{(fast.steps / fast.cpu) / (hyp.steps / hyp.cpu):.2f}× steps per CPU-s",
+            f"* live fast ÷ in-process fast lane (same rounds): **{f_rate / i_rate:.3f}×** "
+            f"(Hypothesis lane: {h_rate / i_rate:.3f}×; target ≥ 500 steps/s or ≥ 0.15×)", ""]
+
+
+def clean_runs(seeds: int, seconds: float) -> list[str]:
+    lines = ["| seed | steps | seconds | steps/s | findings |", "|---:|---:|---:|---:|---:|"]
+    for seed in range(seeds):
+        events: list[Any] = []
+        summary = run_live_campaign(
+            LiveConfig(None, "host:embedded", seed=100 + seed, budget_s=seconds, control=RunControl(seconds),
+                       shrink_budget_s=2.0, max_findings=10, lane="fast"), EventBus(events.append))
+        found = ", ".join(f"{f.invariant}: {f.message[:80]}" for f in summary.findings) or "0"
+        lines.append(f"| {100 + seed} | {summary.steps} | {summary.elapsed_s:.1f} | "
+                     f"{summary.steps / max(1e-9, summary.elapsed_s):.0f} | {found} |")
+        print(lines[-1], flush=True)
+    return [*lines, ""]
+
+
+def plain_detect(seeds: int, budget: float) -> tuple[dict[str, list[float | None]], dict[str, list[float | None]]]:
+    """Per defect and seed, a plain run (default weights, preflight on) with the fast lane and
+    one with the Hypothesis lane, alternating: seconds to the first finding of the defect."""
+    from harness.live.ops import DEFAULT_WEIGHTS
+
+    out: dict[str, dict[str, list[float | None]]] = {"fast": {}, "hypothesis": {}}
+    for defect in sorted(FOCUS):
+        for seed in range(seeds):
+            order = ["fast", "hypothesis"] if seed % 2 == 0 else ["hypothesis", "fast"]
+            for lane in order:
+                r = run_focused(defect, seed=seed, budget_s=budget, shrink_budget_s=0.5, weights=dict(DEFAULT_WEIGHTS),
+                                chunk_examples=10, preflight=True, lane=lane)
+                out[lane].setdefault(defect, []).append(r.first_s)
+        print(f"  {defect:30s} fast {_times(out['fast'][defect])}; hypothesis {_times(out['hypothesis'][defect])}",
+              flush=True)
+    return out["fast"], out["hypothesis"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("speed", "detect", "all"), default="all")
+    ap.add_argument("--part", choices=("speed", "detect", "all", "lanes", "clean", "plain", "issue25"), default="all")
+    ap.add_argument("--clean-seeds", type=int, default=5)
+    ap.add_argument("--clean-seconds", type=float, default=30.0)
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=3)
@@ -237,6 +334,37 @@ def main() -> int:
         lines += speed_rows("wire + checks, 4 clients", w_new, w_old)
         lines += ["", f"* machine, new: {settling_line(m_new)}", f"* machine, old: {settling_line(m_old)}", ""]
         print("\n".join(lines), flush=True)
+    if args.part in ("lanes", "issue25"):
+        print("warm-up", flush=True)
+        machine_speed(spec, 3.0, 99, FAST)
+        machine_speed(spec, 3.0, 99, HYPOTHESIS)
+        in_process_speed(3.0, 99)
+        got = {"fast": Measured(), "hypothesis": Measured(), "inproc": Measured()}
+        for r in range(args.rounds):
+            order = ["fast", "hypothesis", "inproc"] if r % 2 == 0 else ["inproc", "hypothesis", "fast"]
+            for name in order:
+                c0 = time.process_time()
+                steps, wall, stats = (in_process_speed(args.seconds, 1 + r) if name == "inproc"
+                                      else machine_speed(spec, args.seconds, 1 + r, FAST if name == "fast" else HYPOTHESIS))
+                got[name].add(steps, wall, time.process_time() - c0, stats)
+                print(f"  round {r + 1} {name}: {steps} steps in {wall:.1f}s ({steps / wall:.0f}/s)", flush=True)
+        lines += ["### Live lanes and the in-process fast lane (issue 25)", "",
+                  f"{args.rounds} alternating rounds of {args.seconds:g} s per configuration (sums; each run's "
+                  "start-up — pools filled, schema compiled — inside its seconds).", ""]
+        lines += lane_rows(got["fast"], got["hypothesis"], got["inproc"])
+        print("\n".join(lines), flush=True)
+    if args.part in ("clean", "issue25"):
+        print("clean runs", flush=True)
+        lines += ["### Clean runs of the live fast lane (host:embedded, every check)", "",
+                  f"{args.clean_seeds} seeds, {args.clean_seconds:g} s each.", ""]
+        lines += clean_runs(args.clean_seeds, args.clean_seconds)
+    if args.part in ("plain", "issue25"):
+        print("plain runs, time to detect (s) per seed:", flush=True)
+        found_fast, found_hyp = plain_detect(args.seeds, args.detect_budget)
+        lines += ["### Time to detect, plain runs (seconds until the first finding of the defect's invariants)", "",
+                  f"{args.seeds} seeds per defect, budget {args.detect_budget:g}s each, default scenario weights, "
+                  "preflight on; *new* = the live fast lane, *old* = the Hypothesis live lane, alternating per seed.", ""]
+        lines += detect_rows(found_fast, found_hyp)
     if args.part in ("detect", "all"):
         print("time to detect (s) per seed:", flush=True)
         found_new, found_old = detect(args.seeds, args.detect_budget)

@@ -215,3 +215,37 @@ def test_campaign_usage_errors_exit_2(argv: list[str], tmp_path: Path, capsys: p
     assert main(["campaign", "--out", str(tmp_path / "run"), *argv]) == 2
     assert "error" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()  # nothing started, nothing written
+
+
+def test_a_worker_runs_a_live_target_through_the_live_campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`campaign --target host:embedded` gave its workers to the in-process engine, which ran no
+    step on a live target (an untested campaign); a live target goes to the live campaign."""
+    from harness.campaign import worker
+    from harness.engine.run import RunSummary
+    from harness.live import machine
+
+    ran: list[str] = []
+
+    def live(config: Any, bus: Any) -> RunSummary:
+        ran.append(f"live {config.target_spec} {config.lane}")
+        return RunSummary()
+
+    def engine(config: Any, bus: Any) -> RunSummary:
+        ran.append("engine")
+        return RunSummary()
+
+    monkeypatch.setattr(machine, "run_live", live)
+    monkeypatch.setattr(worker, "run_campaign", engine)
+    monkeypatch.setattr(worker.signal, "signal", lambda *a: None)  # the test process keeps its handlers
+    sent: list[dict[str, Any]] = []
+
+    class Wire:
+        def send(self, message: dict[str, Any]) -> None:
+            sent.append(message)
+
+    for target in ("host:embedded", "reference"):
+        spec = worker.WorkerSpec(index=0, generation=0, run_seed=1, target=target, profile="0.7.0", budget_s=60.0,
+                                 findings_dir=str(tmp_path / "findings"), database=None)
+        assert worker.run_worker(spec, Wire()) == 0  # type: ignore[arg-type]
+    assert ran == ["live host:embedded fast", "engine"]
+    assert [m["event"] for m in sent] == ["started", "finished", "started", "finished"]

@@ -382,6 +382,7 @@ def test_answer_reads_the_optimistic_state_a_never_echoed_dispatch_left(pending_
 
     from harness.invariants.live.base import Dispatch
     from harness.live.client import ClientSpec, SimClient
+    from harness.live.draws import HypothesisDraws
     from harness.live.ops import answer
     from harness.reference import Model, Profile
 
@@ -402,7 +403,7 @@ def test_answer_reads_the_optimistic_state_a_never_echoed_dispatch_left(pending_
     @settings(max_examples=5, database=None, deadline=None)
     @given(st.data())
     def draw(data: st.DataObject) -> None:
-        seen.append(answer(data, run))  # type: ignore[arg-type]
+        seen.append(answer(HypothesisDraws(data), run))  # type: ignore[arg-type]
 
     draw()
     if pending_cancel:

@@ -225,7 +225,12 @@ def run_worker(spec: WorkerSpec, wire: Wire) -> int:
     try:
         if sampler is not None:
             sampler.start()
-        run_campaign(config, EventBus(sink))
+        if getattr(target, "is_live", False):  # a live host: the live campaign (harness/live)
+            from harness.live.machine import run_live
+
+            run_live(config, EventBus(sink))
+        else:
+            run_campaign(config, EventBus(sink))
     except (KeyboardInterrupt, RunStopped):
         sink.reason = "interrupted"
     except Exception:  # a harness bug: log it, report what was done, exit non-zero (restart)

@@ -66,7 +66,12 @@ FIRST_FILL_TRACES: Final = 1  # an arm's first fill: small, so that every arm st
 #: Executions of an arm between two fills (so ~1 in this many traces costs Hypothesis draws).
 REFILL_EVERY: Final = 64
 ADVERSARIAL_FILL: Final = 12
-CORPUS_CAP: Final = 64  # traces kept per arm (seeds and new-coverage traces)
+#: Traces kept per arm (seeds and new-coverage traces), and pooled actions per (arm, type). The
+#: pools are what a long campaign holds on to: filled toward these caps for an hour and more
+#: (≈35 MB at 64 and 64 over 24 arms), they are most of a worker's growth (issue 25,
+#: bench/results/campaign.md); at 32 and 16 they are full within minutes and then flat.
+CORPUS_CAP: Final = 32
+TYPE_POOL_CAP: Final = 16
 FIELD_MUTATION: Final = 0.2  # chance that a step's action gets one field mutation
 RETARGET: Final = 0.3  # chance that a step's id fields are set to ids of the current state
 #: A step chosen at run time (`PICK`): its type by the strategies' applicability weights for the
@@ -451,7 +456,10 @@ class FastLane:
                 t = action.get("type") if isinstance(action, dict) else None
                 if isinstance(t, str):
                     slot = pool.by_type.setdefault(t, [])
-                    slot.append((ch, action)) if len(slot) < 64 else slot.__setitem__(self.rng.randrange(64), (ch, action))
+                    if len(slot) < TYPE_POOL_CAP:
+                        slot.append((ch, action))
+                    else:
+                        slot[self.rng.randrange(TYPE_POOL_CAP)] = (ch, action)
             for _, initial in e.channels:
                 self.mutator.learn(initial)
             self._add(pool, e, seed_entry=True)
@@ -543,7 +551,10 @@ class FastLane:
             self.stats.type_fills += 1
             for a in drawn:
                 self.mutator.learn(a)
-                slot.append((ch, a)) if len(slot) < 64 else slot.__setitem__(self.rng.randrange(64), (ch, a))
+                if len(slot) < TYPE_POOL_CAP:
+                    slot.append((ch, a))
+                else:
+                    slot[self.rng.randrange(TYPE_POOL_CAP)] = (ch, a)
             if drawn:
                 return drawn[0]
         return self.rng.choice(slot)[1]

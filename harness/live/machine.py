@@ -17,12 +17,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import json
-import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, event, seed, settings
@@ -47,134 +44,21 @@ from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
 from harness.targets.live import is_live_spec, parse_live_spec
 
-from .client import DEFAULT_CLIENTS, ClientSpec
+from .config import LIVE_LANES, LiveConfig
+from .draws import HypothesisDraws
+from .example import HostDown, LiveExample, LiveFindingFailure, LiveRecorder
 from .failure import LiveFailure
+from .fast import LivePools, run_fast_chunk
 from .keeper import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
 from .loop import EventLoopThread
-from .ops import DEFAULT_WEIGHTS, SCENARIOS, op_class, preflight_ops, session_ops, setup_ops
+from .ops import SCENARIOS
 from .pool import ConnectionPool
 from .replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
-from .run import DEFAULT_SKIP, LiveRun
 from .settle import SETTLE_POLICIES, SettlePolicy
 from .versions import Speaking, negotiate, offers_for
-from .wild import TARGET_DIED
 
-#: Malformed frames (`ops.frame_class`) sent to a host that cannot be restarted only after this
-#: share of the budget: a frame that kills it ends the run, so everything else goes first.
-HOLD_FRAMES_UNTIL = 0.8
-FRAME_CLASSES = frozenset({"malformed JSON", "bare JSON value", "batch"})
-
-
-@dataclass
-class LiveConfig:
-    #: The host to fuzz. None: the embedded host `target_spec` names, served on the campaign's
-    #: own loop (what `host_in_loop` does for an embedded spelling in any case).
-    url: str | None
-    target_spec: str
-    profile: str = "0.7.0"
-    seed: int = 0
-    budget_s: float | None = 60.0
-    max_chunks: int | None = None
-    chunk_examples: int = 10
-    #: Steps (scenario draws) per machine run, after its setup (connect, two sessions).
-    max_steps: int = 40
-    #: Scenarios drawn per call of the machine's rule (the run still draws `max_steps` in all):
-    #: Hypothesis's per-rule work is paid once for them. Shrinking is ours (ddmin over ops), so
-    #: the rule's granularity does not matter to it.
-    scenarios_per_rule: int = 4
-    sessions: int = 2
-    clients: tuple[ClientSpec, ...] = DEFAULT_CLIENTS
-    weights: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    #: How each op settles and which fresh snapshots it takes (`settle.SettlePolicy`): "lean"
-    #: (pings and real snapshots only where needed, sampled, full) or "thorough" (every client
-    #: pinged, every changed channel snapshotted in every profile, every op — the old settings).
-    settle: str = "lean"
-    #: Overrides the policy's snapshot interval (`SettlePolicy.every`); None: the policy's own.
-    snapshot_every: int | None = None
-    request_timeout_s: float = 5.0
-    skip: frozenset[str] = DEFAULT_SKIP
-    max_findings: int | None = None
-    #: Stop as soon as a finding of one of these invariants is recorded (focused runs).
-    stop_on: frozenset[str] = frozenset()
-    shrink_budget_s: float = 10.0
-    database: Path | None = None
-    control: RunControl | None = None
-    #: Run tokens (the `fz-<token>-` namespace of URIs and client ids) derive from the seed and this
-    #: salt; None: a random salt per campaign, so that runs against a long-lived host never collide.
-    #: A fixed salt against a fresh host makes a run repeatable (the embedded agent's answers are
-    #: seeded by chat URI).
-    token_salt: str | None = None
-    #: Run the event loop on a background thread (the old mode, kept as the bench baseline);
-    #: default: inline in the calling thread (`EventLoopThread`).
-    threaded_loop: bool = False
-    #: Keep connections open across machine runs (`pool.ConnectionPool`): a run's clean
-    #: clients and observers serve the next run's connect ops. None: when the campaign serves
-    #: the embedded host on its own loop (a host without timers: nothing reaches a connection
-    #: once its run is over).
-    reuse_connections: bool | None = None
-    #: The garbage collector's first threshold while the campaign runs (restored after); None:
-    #: unchanged. Every op allocates frames, envelopes and states by the thousand: at Python's
-    #: default (700) the collector ran ~0.6 collections per op, ~15% of a step's CPU (bench).
-    gc_threshold: int | None = 20_000
-    #: For `host:embedded…`: serve a host of the same spelling (defects, options) on the campaign's
-    #: own event loop and fuzz that one (host and clients in one thread); False: fuzz `url`.
-    host_in_loop: bool = True
-    #: The `LiveTarget` that started the host (host-cmd:, ws://): how the campaign learns that
-    #: it died and starts a fresh one (`keeper.HostKeeper`). None: only `url` is known.
-    target: Any = None
-    #: Run every handshake probe and bare JSON value once per campaign, at the start of the
-    #: first examples (`ops.preflight_ops`); False: only as drawn by the scenarios.
-    preflight: bool = True
-    #: Versions to offer besides those with rules (`--offer`): a host that speaks only those
-    #: is fuzzed on the nearest rules' subset (`live.versions`).
-    offer: tuple[str, ...] = ()
-    #: A host that cannot be restarted gets malformed frames only after this share of the budget.
-    hold_frames_until: float = HOLD_FRAMES_UNTIL
-
-
-class LiveFindingFailure(AssertionError):
-    def __init__(self, violation: Violation, run: LiveRun) -> None:
-        super().__init__(f"{violation.invariant} [{violation.severity}] {violation.message}")
-        self.violation = violation
-        self.run = run
-
-
-@dataclass
-class LiveRecorder:
-    suppressed: set[str] = field(default_factory=set)
-    on_known: Callable[[Violation], None] = lambda v: None
-    examples: int = 0
-    steps: int = 0
-    scenarios: Counter[str] = field(default_factory=Counter)
-    #: The first failure of the current chunk (Hypothesis may re-run the example; the first
-    #: failing run's trace is the one kept).
-    failure: LiveFindingFailure | None = None
-    #: What the runs' settling did (`LiveRun.stats`, summed): snapshot reasons, pings, views.
-    settling: Counter[str] = field(default_factory=Counter)
-    made: int = 0  # machine runs started (tokens are numbered by it)
-    salt: str = field(default_factory=lambda: uuid.uuid4().hex)
-    #: The host's keeper (death hook, restarts); None in a machine built without a campaign.
-    keeper: HostKeeper | None = None
-    #: Preflight ops already sent in this campaign (each once).
-    preflown: set[str] = field(default_factory=set)
-    #: What killed the host, by frame class or probe (`ops.op_class`) -> how often: never sent
-    #: again in this campaign, and a death pinned on one does not count as "keeps dying".
-    fatal: Counter[str] = field(default_factory=Counter)
-    #: The latest death was pinned on a frame class (`keeper.after_chunk`).
-    pinned: bool = False
-    #: The host cannot be restarted (a `ws://` host nobody here started): malformed frames, which
-    #: may kill it, wait for the last part of the budget (`HOLD_FRAMES_UNTIL`).
-    hold_frames: bool = False
-    #: The version the host negotiated before the run without its being offered (`versions`).
-    unoffered_answer: str | None = None
-
-
-def _avoided(rec: LiveRecorder, cfg: LiveConfig, control: RunControl) -> frozenset[str]:
-    """What the next ops must not send: what killed the host, and — for a host that cannot be
-    restarted, before the last part of the budget — every malformed frame class."""
-    held = rec.hold_frames and cfg.budget_s is not None and control.elapsed() < cfg.hold_frames_until * cfg.budget_s
-    return frozenset(rec.fatal) | (FRAME_CLASSES if held else frozenset())
-
+__all__ = ["HostDown", "LiveConfig", "LiveFindingFailure", "LiveRecorder", "build_live_machine",
+           "live_config_from", "run_live", "run_live_campaign", "settling_report"]
 
 def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread,
                        control: RunControl, pool: ConnectionPool | None = None) -> type[RuleBasedStateMachine]:
@@ -190,68 +74,25 @@ def build_live_machine(cfg: LiveConfig, rec: LiveRecorder, loop: EventLoopThread
     class LiveMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            rec.made += 1
-            token = hashlib.sha256(f"{salt}:{cfg.seed}:{rec.made}".encode()).hexdigest()[:8]
-            self.run = LiveRun(cfg.url, loop=loop, token=token, request_timeout_s=cfg.request_timeout_s,
-                               skip=cfg.skip, policy=policy, pool=pool,
-                               death=rec.keeper.death if rec.keeper is not None else None)
-            self.run.avoid = _avoided(rec, cfg, control)
-            self.run.obs.unoffered_answer = rec.unoffered_answer
-            self.failed = False
-
-        def _do(self, ops: list[dict[str, Any]]) -> None:
-            for op in ops:
-                control.check()
-                if op_class(op) in self.run.avoid:
-                    continue  # it killed the host before: not sent again
-                alive = self.run.host_dead is None
-                found = self.run.apply(op)
-                rec.steps += 1
-                if alive and self.run.host_dead is not None:
-                    cls = op_class(op)  # the op in which the host died: what it died of, if a frame
-                    rec.pinned = cls is not None
-                    if cls is not None:
-                        rec.fatal[cls] += 1
-                        self.run.avoid = _avoided(rec, cfg, control)
-                if self.run.host_dead is not None and TARGET_DIED in rec.suppressed:
-                    raise HostDown(self.run.host_dead)  # dead again: end the example, no finding
-                for v in found:
-                    if v.severity == "known":
-                        rec.on_known(v)
-                    elif v.invariant not in rec.suppressed:
-                        failure = LiveFindingFailure(v, self.run)
-                        self.failed = True
-                        if rec.failure is None:
-                            rec.failure = failure
-                        raise failure
+            self.example = LiveExample(cfg, rec, loop, control, pool, policy, salt)
+            self.run = self.example.run
 
         @initialize(data=st.data())
         def start(self, data: st.DataObject) -> None:
-            rec.examples += 1
-            self._do(setup_ops(cfg.clients))
-            # not in Hypothesis's re-run of a failing example (its findings are not recorded)
-            for op in preflight_ops() if cfg.preflight and rec.failure is None else []:
-                key = json.dumps(op, sort_keys=True)
-                if key not in rec.preflown and op_class(op) not in self.run.avoid:  # held back: later
-                    rec.preflown.add(key)  # before it runs: a finding ends the example
-                    self._do([op])
-            for i in range(cfg.sessions):
-                self._do(session_ops(data, self.run, i + 1))
+            self.example.start(HypothesisDraws(data))
 
         @rule(data=st.data())
         def step(self, data: st.DataObject) -> None:
+            draws = HypothesisDraws(data)
             for _ in range(per_rule):
                 name = data.draw(scenario, label="scenario")
-                ops = SCENARIOS[name](data, self.run)
-                if ops:
-                    rec.scenarios[name] += 1
+                before = rec.scenarios[name]
+                self.example.step(draws, name)
+                if rec.scenarios[name] != before:
                     event(f"scenario {name}")
-                self._do(ops)
 
         def teardown(self) -> None:
-            rec.settling.update(self.run.stats)
-            rec.settling["frames"] += len(self.run.transcript.frames)
-            self.run.close(reuse=not self.failed)  # a failing run's connections are not handed on
+            self.example.teardown()
 
     return LiveMachine
 
@@ -273,7 +114,8 @@ def live_config_from(config: RunConfig) -> LiveConfig:
         budget_s=config.budget_s, max_chunks=config.max_chunks,
         chunk_examples=min(config.chunk_examples, 10), max_steps=config.max_steps,
         max_findings=config.max_findings, shrink_budget_s=config.shrink_budget_s,
-        database=config.database, control=config.control, target=config.target, offer=config.offer,
+        database=config.database, control=config.control, target=config.target,
+        lane=config.lane, schema=config.schema, offer=config.offer,
     )
 
 
@@ -288,6 +130,8 @@ def _chunk_seed(run_seed: int, chunk: int) -> int:
 
 def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     """Fuzz the host at `cfg.url` until the budget (or `max_chunks`) is spent."""
+    if cfg.lane not in LIVE_LANES:
+        raise ValueError(f"unknown lane {cfg.lane!r} (want one of {', '.join(LIVE_LANES)})")
     control = cfg.control or RunControl(cfg.budget_s)
     summary = RunSummary(kinds=(LIVE_KIND,))
     seen_known: set[str] = set()
@@ -334,6 +178,12 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
     if speaking.note is not None:
         bus.emit(Notice(speaking.note, headline=True))
+    policy = settle_policy(cfg)
+    salt = cfg.token_salt if cfg.token_salt is not None else rec.salt
+    pools = LivePools(cfg.seed, cfg.schema if cfg.schema is not None else _schema_check(),
+                      cfg.weights) if cfg.lane == "fast" else None
+    if pools is not None and database is not None:
+        bus.emit(Notice("the fast lane does not use the Hypothesis example database (--lane hypothesis does)"))
     chunk = 0
     thresholds = gc.get_threshold()
     if cfg.gc_threshold is not None:
@@ -360,17 +210,14 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
             if pool is not None and keeper.restarts != pooled_for:
                 _drop_pool(pool, loop)  # connections to the host that died are never reused
                 pooled_for = keeper.restarts
-            machine = build_live_machine(cfg, rec, loop, control, pool)
-            run_settings = settings(
-                max_examples=cfg.chunk_examples, stateful_step_count=-(-cfg.max_steps // max(1, cfg.scenarios_per_rule)), deadline=None,
-                database=database, derandomize=False, report_multiple_bugs=False,
-                verbosity=Verbosity.quiet,
-                phases=[Phase.reuse, Phase.generate] if database else [Phase.generate],
-                suppress_health_check=list(HealthCheck),
-            )
             rec.failure = None
             try:
-                run_state_machine_as_test(seed(_chunk_seed(cfg.seed, chunk))(machine), settings=run_settings)
+                if pools is not None:
+                    run_fast_chunk(cfg, rec, loop, control, pool, pools, policy, salt)
+                else:
+                    machine = build_live_machine(cfg, rec, loop, control, pool)
+                    run_state_machine_as_test(seed(_chunk_seed(cfg.seed, chunk))(machine),
+                                              settings=_chunk_settings(cfg, database))
             except RunStopped:
                 raise
             except BaseException:
@@ -409,11 +256,36 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     bus.emit(RunFinished(summary.elapsed_s, summary.examples, summary.steps, summary.findings,
                          dict(summary.known_counts), {f"scenario {k}": {"sent": n, "changed": 0}
                                                       for k, n in sorted(rec.scenarios.items())},
-                         summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed,
+                         summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed, "lane": cfg.lane,
                                                    "speaking": speaking.as_json(),
                                                    "liveSettling": settling_report(cfg, rec.settling),
+                                                   "liveSpeed": speed_report(cfg, rec, summary.elapsed_s),
+                                                   **({"livePools": pools.to_json()} if pools is not None else {}),
                                                    **_host_extra(keeper)}))
     return summary
+
+
+def _chunk_settings(cfg: LiveConfig, database: DirectoryBasedExampleDatabase | None) -> settings:
+    """The Hypothesis lane's settings for one chunk of `cfg.chunk_examples` machine runs."""
+    return settings(
+        max_examples=cfg.chunk_examples, stateful_step_count=-(-cfg.max_steps // max(1, cfg.scenarios_per_rule)),
+        deadline=None, database=database, derandomize=False, report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+        phases=[Phase.reuse, Phase.generate] if database else [Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def _schema_check() -> Callable[[Any], str | None] | None:
+    """The actions-schema check of the spec checkout in use (None: no checkout, no check)."""
+    from harness.spec.action_schema import ActionSchema
+    from harness.spec.specdir import SpecDir, SpecDirError
+
+    try:
+        spec = SpecDir.from_env()
+        return ActionSchema.from_spec(spec) if spec is not None and spec.has_schemas() else None
+    except (SpecDirError, OSError, ValueError):
+        return None
 
 
 def settling_report(cfg: LiveConfig, stats: Counter[str]) -> dict[str, Any]:
@@ -425,14 +297,28 @@ def settling_report(cfg: LiveConfig, stats: Counter[str]) -> dict[str, Any]:
             "sampleEvery": policy.every, "fullEvery": policy.full_every, **dict(sorted(stats.items()))}
 
 
+def speed_report(cfg: LiveConfig, rec: LiveRecorder, elapsed_s: float) -> dict[str, Any]:
+    """What report.json says about the campaign's pace: the lane, steps and WebSocket frames per
+    second, frames per step, and the seconds spent per phase of a step — `draw` (scenario and
+    ops chosen), `send` (the op on the wire), `settle` (barrier, echoes, followers, fresh
+    snapshots), `checks` (the live checks) and `other` (the rest: setup, shrinking, replays,
+    connection closes, Hypothesis' own work in its lane)."""
+    frames = rec.settling.get("frames", 0)
+    phases = {k: round(v, 3) for k, v in sorted(rec.phases.items())}
+    phases["other"] = round(max(0.0, elapsed_s - sum(rec.phases.values())), 3)
+    per = max(1, rec.steps)
+    return {"lane": cfg.lane, "steps": rec.steps, "elapsedSeconds": round(elapsed_s, 3),
+            "stepsPerSecond": round(rec.steps / elapsed_s, 1) if elapsed_s > 0 else 0.0,
+            "frames": frames, "framesPerStep": round(frames / per, 2),
+            "framesPerSecond": round(frames / elapsed_s, 1) if elapsed_s > 0 else 0.0,
+            "phaseSeconds": phases,
+            "phaseMsPerStep": {k: round(1000 * v / per, 3) for k, v in phases.items()}}
+
+
 def _drop_pool(pool: ConnectionPool, loop: EventLoopThread) -> None:
     """Close every pooled connection (at the end, or after the host was restarted)."""
     with contextlib.suppress(Exception):
         loop.run(pool.aclose(), 10.0)
-
-
-class HostDown(Exception):
-    """The host died again (its death is already a finding): the example ends here."""
 
 
 def _host_extra(keeper: HostKeeper) -> dict[str, Any]:

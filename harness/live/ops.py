@@ -1,7 +1,8 @@
 """What the live machine tries: scenario generators that draw the next ops from the run's state.
 
 Each scenario reads the clients' confirmed states (through `LiveRun`) and draws a short list of
-ops (`live/run.py` lists the op shapes) with Hypothesis. The valid lane is the project's
+ops (`live/run.py` lists the op shapes) through a `Draws` (`live/draws.py`): Hypothesis in the
+Hypothesis live lane, pools and a seeded PRNG in the fast lane (`live/fast.py`). The valid lane is the project's
 state-aware action strategies (`strategies.actions.actions_for`) over a client's optimistic
 state, restricted to the types that client may dispatch; the other scenarios are the seed
 scenarios of INVARIANTS.md §E/§F and the wire probes. A scenario that does not apply to the
@@ -14,19 +15,18 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hypothesis import strategies as st
-
 from harness.reference import Profile
 from harness.spec.versions import action_types, is_client_dispatchable
 from strategies import attachments as gen_att
 from strategies import uris as gen_uris
-from strategies.actions import BUILDERS, ActionContext, action_of_type, actions_for
+from strategies.actions import BUILDERS, ActionContext
 
 from .client import ClientSpec, SimClient
+from .draws import Draws
 from .run import LiveRun
 
 Op = dict[str, Any]
-Scenario = Callable[[st.DataObject, LiveRun], list[Op]]
+Scenario = Callable[[Draws, LiveRun], list[Op]]
 
 #: Working directories of generated sessions (from the strategies' pool: each has variants).
 DIRECTORIES = gen_uris.DIRECTORIES[:4]
@@ -43,12 +43,12 @@ BARE_VALUES = ("null", "42", '"x"', "true", "[]", "1e400",
                '[{"jsonrpc":"2.0","id":9,"method":"ping","params":{"channel":"ahp-root://"}}]')
 
 
-def _pick_client(data: st.DataObject, run: LiveRun, pred: Callable[[SimClient], bool] = lambda c: True,
+def _pick_client(data: Draws, run: LiveRun, pred: Callable[[SimClient], bool] = lambda c: True,
                  label: str = "client") -> SimClient | None:
     options = [c for c in run.ready_clients() if pred(c)]
     if not options:
         return None
-    return data.draw(st.sampled_from(options), label=label)
+    return data.choice(options, label)
 
 
 def _modern(c: SimClient) -> bool:
@@ -71,16 +71,16 @@ def setup_ops(clients: tuple[ClientSpec, ...]) -> list[Op]:
     return [spec.op(i) for i, spec in enumerate(clients)]
 
 
-def session_ops(data: st.DataObject, run: LiveRun, index: int) -> list[Op]:
+def session_ops(data: Draws, run: LiveRun, index: int) -> list[Op]:
     provider = run.provider()
     if provider is None:
         return []
     uri = f"ahp-session:/fz-{run.token}-s{index}"
     params: dict[str, Any] = {"channel": uri, "provider": provider}
-    mode = data.draw(st.sampled_from(("several", "one", "absent")), label="session directories")
+    mode = data.choice(("several", "one", "absent"), "session directories")
     if mode != "absent":
-        n = 1 if mode == "one" or "multipleWorkingDirectories" not in run.agent_caps() else data.draw(st.integers(2, 3))
-        params["workingDirectories"] = data.draw(st.permutations(DIRECTORIES), label="dirs")[:n]
+        n = 1 if mode == "one" or "multipleWorkingDirectories" not in run.agent_caps() else data.integer(2, 3, "pick")
+        params["workingDirectories"] = data.permutation(DIRECTORIES, "dirs")[:n]
     ops: list[Op] = [{"op": "command", "client": 0, "method": "createSession", "params": params}]
     ops += [{"op": "subscribe", "client": c.view.index, "channel": uri} for c in run.ready_clients()]
     return ops
@@ -96,7 +96,7 @@ def _session_dirs(run: LiveRun, c: SimClient, chat: str) -> tuple[str, ...] | No
 
 
 def _pick_watched_channel(
-    data: st.DataObject, run: LiveRun
+    data: Draws, run: LiveRun
 ) -> tuple[SimClient, str, str, str] | None:
     """A client, one of the action channels it watches, that channel's kind and the client's
     negotiated version (None when no client watches any)."""
@@ -106,11 +106,11 @@ def _pick_watched_channel(
     channels = [ch for ch in sorted(c.view.subscribed) if run.kinds.get(ch) in ACTION_KINDS]
     if not channels:
         return None
-    ch = data.draw(st.sampled_from(channels), label="channel")
+    ch = data.choice(channels, "channel")
     return c, ch, run.kinds[ch], c.speaks
 
 
-def valid_action(data: st.DataObject, run: LiveRun) -> list[Op]:
+def valid_action(data: Draws, run: LiveRun) -> list[Op]:
     """A state-aware client-dispatchable action on a channel the client watches."""
     picked = _pick_watched_channel(data, run)
     if picked is None:
@@ -124,11 +124,11 @@ def valid_action(data: st.DataObject, run: LiveRun) -> list[Op]:
         return []
     ctx = ActionContext(profile=_profile(c),
                         session_directories=_session_dirs(run, c, ch) if kind == "chat" else None)
-    action = data.draw(actions_for(kind, state, ctx.profile, types=types, context=ctx), label="action")
+    action = data.action(kind, state, types, ctx, "action")
     return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": action}]
 
 
-def server_only(data: st.DataObject, run: LiveRun) -> list[Op]:
+def server_only(data: Draws, run: LiveRun) -> list[Op]:
     """A server-only action type from a client: the host must reject it (INV-044, INV-053)."""
     picked = _pick_watched_channel(data, run)
     if picked is None:
@@ -137,8 +137,8 @@ def server_only(data: st.DataObject, run: LiveRun) -> list[Op]:
     types = [t for t in action_types(version, kind) if t in BUILDERS[kind] and not is_client_dispatchable(t, version)]
     if not types:
         return []
-    t = data.draw(st.sampled_from(types), label="server-only type")
-    action = data.draw(action_of_type(t, c.view.confirmed.get(ch)), label="action")
+    t = data.choice(types, "server-only type")
+    action = data.typed_action(t, c.view.confirmed.get(ch), "action")
     return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": action}]
 
 
@@ -149,26 +149,26 @@ def _sessions(run: LiveRun, c: SimClient) -> list[str]:
     return [s for s in run.channels("session") if s in c.view.subscribed]
 
 
-def _variant(data: st.DataObject, base: str) -> str | None:
+def _variant(data: Draws, base: str) -> str | None:
     classes = [cls for cls in gen_uris.applicable_classes(base) if cls is not gen_uris.UriClass.SAME]
     if not classes:
         return None
-    cls = data.draw(st.sampled_from(classes), label="variant class")
-    v = gen_uris.make_variant(base, cls, data.draw(st.integers(0, 3), label="k"))
+    cls = data.choice(classes, "variant class")
+    v = gen_uris.make_variant(base, cls, data.integer(0, 3, "k"))
     return v.variant if v is not None and v.variant != base else None
 
 
-def _pick_session(data: st.DataObject, run: LiveRun) -> tuple[SimClient, str, list[str]] | None:
+def _pick_session(data: Draws, run: LiveRun) -> tuple[SimClient, str, list[str]] | None:
     """A 0.7.0 client, one of its sessions and that session's directories as the client folded
     them (None: no such client or session)."""
     c = _pick_client(data, run, _modern)
     if c is None or not _sessions(run, c):
         return None
-    s = data.draw(st.sampled_from(_sessions(run, c)), label="session")
+    s = data.choice(_sessions(run, c), "session")
     return c, s, (c.view.confirmed.get(s) or {}).get("workingDirectories") or []
 
 
-def create_chat(data: st.DataObject, run: LiveRun) -> list[Op]:
+def create_chat(data: Draws, run: LiveRun) -> list[Op]:
     """createChat with workingDirectories absent, [], a subset, an outsider, or another spelling
     of a member (INV-031, INV-033, INV-034)."""
     if "multipleChats" not in run.agent_caps():
@@ -178,22 +178,22 @@ def create_chat(data: st.DataObject, run: LiveRun) -> list[Op]:
         return []
     c, s, dirs = picked
     params: dict[str, Any] = {"channel": s, "chat": f"ahp-chat:/fz-{run.token}-c{_n(run)}"}
-    mode = data.draw(st.sampled_from(("absent", "empty", "subset", "outside", "variant")), label="subset")
+    mode = data.choice(("absent", "empty", "subset", "outside", "variant"), "subset")
     if mode == "empty":
         params["workingDirectories"] = []
     elif mode == "subset" and dirs:
-        params["workingDirectories"] = data.draw(st.lists(st.sampled_from(dirs), min_size=1, unique=True))
+        params["workingDirectories"] = data.subset(dirs, "pick")
     elif mode == "outside":
         others = [d for d in DIRECTORIES + gen_uris.DIRECTORIES[4:] if d not in dirs]
-        params["workingDirectories"] = [*dirs[:1], data.draw(st.sampled_from(others), label="outsider")]
+        params["workingDirectories"] = [*dirs[:1], data.choice(others, "outsider")]
     elif mode == "variant" and dirs:
-        v = _variant(data, data.draw(st.sampled_from(dirs)))
+        v = _variant(data, data.choice(dirs, "pick"))
         if v is not None:
             params["workingDirectories"] = [v]
     return [{"op": "command", "client": c.view.index, "method": "createChat", "params": params}]
 
 
-def session_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
+def session_directories(data: Draws, run: LiveRun) -> list[Op]:
     """Add a directory, another spelling of a member, remove the primary or another one."""
     if "multipleWorkingDirectories" not in run.agent_caps():
         return []
@@ -201,24 +201,24 @@ def session_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
     if picked is None:
         return []
     c, s, dirs = picked
-    mode = data.draw(st.sampled_from(("set", "variant", "remove-primary", "remove")), label="mode")
+    mode = data.choice(("set", "variant", "remove-primary", "remove"), "mode")
     if mode == "set":
-        action = {"type": "session/workingDirectorySet", "directory": data.draw(st.sampled_from(DIRECTORIES))}
+        action = {"type": "session/workingDirectorySet", "directory": data.choice(DIRECTORIES, "pick")}
     elif mode == "variant" and dirs:
-        v = _variant(data, data.draw(st.sampled_from(dirs)))
+        v = _variant(data, data.choice(dirs, "pick"))
         if v is None:
             return []
         action = {"type": "session/workingDirectorySet", "directory": v}
     elif mode == "remove-primary" and dirs:
         action = {"type": "session/workingDirectoryRemoved", "directory": dirs[0]}
     elif mode == "remove" and dirs:
-        action = {"type": "session/workingDirectoryRemoved", "directory": data.draw(st.sampled_from(dirs))}
+        action = {"type": "session/workingDirectoryRemoved", "directory": data.choice(dirs, "pick")}
     else:
         return []
     return [{"op": "dispatch", "client": c.view.index, "channel": s, "action": action}]
 
 
-def chat_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
+def chat_directories(data: Draws, run: LiveRun) -> list[Op]:
     """chat/workingDirectorySet of a member, an outsider or another spelling; Remove (INV-031)."""
     if "multipleWorkingDirectories" not in run.agent_caps():
         return []
@@ -228,15 +228,15 @@ def chat_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
     chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed and run.session_of(ch)]
     if not chats:
         return []
-    ch = data.draw(st.sampled_from(chats), label="chat")
+    ch = data.choice(chats, "chat")
     dirs = list(_session_dirs(run, c, ch) or ())
-    mode = data.draw(st.sampled_from(("member", "outside", "variant", "remove")), label="mode")
+    mode = data.choice(("member", "outside", "variant", "remove"), "mode")
     if mode == "member" and dirs:
-        d = data.draw(st.sampled_from(dirs))
+        d = data.choice(dirs, "pick")
     elif mode == "outside":
-        d = data.draw(st.sampled_from([x for x in gen_uris.DIRECTORIES if x not in dirs] or list(DIRECTORIES)))
+        d = data.choice([x for x in gen_uris.DIRECTORIES if x not in dirs] or list(DIRECTORIES), "pick")
     elif mode == "variant" and dirs:
-        v = _variant(data, data.draw(st.sampled_from(dirs)))
+        v = _variant(data, data.choice(dirs, "pick"))
         if v is None:
             return []
         d = v
@@ -245,7 +245,7 @@ def chat_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
         if not mine:
             return []
         return [{"op": "dispatch", "client": c.view.index, "channel": ch,
-                 "action": {"type": "chat/workingDirectoryRemoved", "directory": data.draw(st.sampled_from(mine))}}]
+                 "action": {"type": "chat/workingDirectoryRemoved", "directory": data.choice(mine, "pick")}}]
     else:
         return []
     return [{"op": "dispatch", "client": c.view.index, "channel": ch,
@@ -255,11 +255,11 @@ def chat_directories(data: st.DataObject, run: LiveRun) -> list[Op]:
 # -- attachments (INVARIANTS.md §F, 0.7.0 chat attachments) -------------------------------------
 
 
-def _chat_attachment(data: st.DataObject, run: LiveRun, here: str) -> dict[str, Any]:
+def _chat_attachment(data: Draws, run: LiveRun, here: str) -> dict[str, Any]:
     chats = [ch for ch in run.channels("chat") if ch != here] or [here]
-    ref = data.draw(st.sampled_from([*chats, f"ahp-chat:/fz-{run.token}-nowhere"]), label="referenced chat")
+    ref = data.choice([*chats, f"ahp-chat:/fz-{run.token}-nowhere"], "referenced chat")
     att: dict[str, Any] = {"type": "chat", "label": "earlier chat", "resource": ref}
-    mode = data.draw(st.sampled_from(("none", "latest", "first", "bogus")), label="endTurn")
+    mode = data.choice(("none", "latest", "first", "bogus"), "endTurn")
     done = run.completed_turns(ref) or []
     if mode == "latest" and done:
         att["endTurn"] = done[-1]
@@ -270,21 +270,21 @@ def _chat_attachment(data: st.DataObject, run: LiveRun, here: str) -> dict[str, 
     return att
 
 
-def _collection(data: st.DataObject, run: LiveRun, here: str) -> dict[str, Any]:
-    mode = data.draw(st.sampled_from(("valid", "valid", "shared-meta", "nested", "empty", "with-chat")), label="collection")
+def _collection(data: Draws, run: LiveRun, here: str) -> dict[str, Any]:
+    mode = data.choice(("valid", "valid", "shared-meta", "nested", "empty", "with-chat"), "collection")
     if mode == "shared-meta":
-        return data.draw(gen_att.collections_with_shared_meta())
+        return data.value("collections_with_shared_meta", gen_att.collections_with_shared_meta(), "pick")
     if mode == "nested":
-        return data.draw(gen_att.nested_collections(2, 3))
+        return data.value("nested_collections", gen_att.nested_collections(2, 3), "pick")
     if mode == "empty":
-        return data.draw(gen_att.empty_collections())
-    col = data.draw(gen_att.collection_attachments(gen_att.simple_attachments()))
+        return data.value("empty_collections", gen_att.empty_collections(), "pick")
+    col = data.value("collection_attachments", gen_att.collection_attachments(gen_att.simple_attachments()), "pick")
     if mode == "with-chat":
         col = {**col, "attachments": [*col["attachments"], _chat_attachment(data, run, here)]}
     return col
 
 
-def turn_with_attachments(data: st.DataObject, run: LiveRun) -> list[Op]:
+def turn_with_attachments(data: Draws, run: LiveRun) -> list[Op]:
     """chat/turnStarted carrying chat attachments (with and without endTurn, across sessions)
     and collections (valid, nested, empty, shared _meta) — INV-036…040, INV-X05."""
     c = _pick_client(data, run, _modern)
@@ -294,10 +294,10 @@ def turn_with_attachments(data: st.DataObject, run: LiveRun) -> list[Op]:
              and "activeTurn" not in (c.view.confirmed.get(ch) or {"activeTurn": 1})]
     if not chats:
         return []
-    ch = data.draw(st.sampled_from(chats), label="chat")
+    ch = data.choice(chats, "chat")
     items: list[dict[str, Any]] = []
-    for _ in range(data.draw(st.integers(1, 3), label="attachments")):
-        if c.view.collections is True and data.draw(st.booleans(), label="collection?"):
+    for _ in range(data.integer(1, 3, "attachments")):
+        if c.view.collections is True and data.boolean("collection?"):
             items.append(_collection(data, run, ch))
         else:
             items.append(_chat_attachment(data, run, ch))
@@ -306,7 +306,7 @@ def turn_with_attachments(data: st.DataObject, run: LiveRun) -> list[Op]:
     return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": action}]
 
 
-def plain_turn(data: st.DataObject, run: LiveRun) -> list[Op]:
+def plain_turn(data: Draws, run: LiveRun) -> list[Op]:
     """A plain user turn, so chats get completed turns (to attach) and the agent runs."""
     c = _pick_client(data, run)
     if c is None:
@@ -315,14 +315,14 @@ def plain_turn(data: st.DataObject, run: LiveRun) -> list[Op]:
              and "activeTurn" not in (c.view.confirmed.get(ch) or {"activeTurn": 1})]
     if not chats:
         return []
-    ch = data.draw(st.sampled_from(chats), label="chat")
-    text = data.draw(st.sampled_from(("hello", "ask me", "use a tool", "thanks")), label="text")
+    ch = data.choice(chats, "chat")
+    text = data.choice(("hello", "ask me", "use a tool", "thanks"), "text")
     return [{"op": "dispatch", "client": c.view.index, "channel": ch, "action": {
         "type": "chat/turnStarted", "turnId": f"fz-t{_n(run)}", "startedAt": STARTED_AT,
         "message": {"text": text, "origin": {"kind": "user"}}}}]
 
 
-def answer(data: st.DataObject, run: LiveRun) -> list[Op]:
+def answer(data: Draws, run: LiveRun) -> list[Op]:
     """Answer what the agent waits for (a tool-call confirmation, an input request), so turns
     complete and chats get completed turns to attach."""
     c = _pick_client(data, run)
@@ -334,12 +334,12 @@ def answer(data: st.DataObject, run: LiveRun) -> list[Op]:
     waiting = [ch for ch, s in states.items() if isinstance(s.get("activeTurn"), dict)]
     if not waiting:
         return []
-    ch = data.draw(st.sampled_from(waiting), label="chat")
+    ch = data.choice(waiting, "chat")
     state = states[ch]
     for part in state["activeTurn"].get("responseParts") or []:
         tc = part.get("toolCall") if isinstance(part, dict) else None
         if isinstance(tc, dict) and tc.get("status") == "pending-confirmation":
-            approved = data.draw(st.booleans(), label="approve")
+            approved = data.boolean("approve")
             action: Op = {"type": "chat/toolCallConfirmed", "turnId": state["activeTurn"]["id"],
                           "toolCallId": tc["toolCallId"], "approved": approved}
             action.update({"confirmed": "user-action"} if approved else {"reason": "denied"})
@@ -355,7 +355,7 @@ def answer(data: st.DataObject, run: LiveRun) -> list[Op]:
         "type": "chat/turnCancelled", "turnId": state["activeTurn"].get("id"), "duration": 1}}]
 
 
-def cancel_without_turn(data: st.DataObject, run: LiveRun) -> list[Op]:
+def cancel_without_turn(data: Draws, run: LiveRun) -> list[Op]:
     """chat/turnCancelled naming no active turn: MUST be rejected (INV-044)."""
     c = _pick_client(data, run)
     if c is None:
@@ -363,12 +363,12 @@ def cancel_without_turn(data: st.DataObject, run: LiveRun) -> list[Op]:
     chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed]
     if not chats:
         return []
-    ch = data.draw(st.sampled_from(chats), label="chat")
+    ch = data.choice(chats, "chat")
     return [{"op": "dispatch", "client": c.view.index, "channel": ch,
              "action": {"type": "chat/turnCancelled", "turnId": f"fz-gone{_n(run)}", "duration": 0}}]
 
 
-def race(data: st.DataObject, run: LiveRun) -> list[Op]:
+def race(data: Draws, run: LiveRun) -> list[Op]:
     """Two or three clients write the same channel at once, each from its own optimistic state
     (two turnCancelled, competing claims, two spellings of a directory): INV-045."""
     clients = [c for c in run.ready_clients() if _modern(c)]
@@ -378,10 +378,10 @@ def race(data: st.DataObject, run: LiveRun) -> list[Op]:
     shared = [ch for ch in shared if run.kinds.get(ch) in ("session", "chat", "terminal")]
     if not shared:
         return []
-    ch = data.draw(st.sampled_from(shared), label="channel")
+    ch = data.choice(shared, "channel")
     kind = run.kinds[ch]
-    n = data.draw(st.integers(2, min(3, len(clients))), label="racers")
-    racers = data.draw(st.permutations(clients), label="order")[:n]
+    n = data.integer(2, min(3, len(clients)), "racers")
+    racers = data.permutation(clients, "order")[:n]
     wd_ok = "multipleWorkingDirectories" in run.agent_caps()
     ops: list[Op] = []
     for c in racers:
@@ -393,7 +393,7 @@ def race(data: st.DataObject, run: LiveRun) -> list[Op]:
             continue
         ctx = ActionContext(profile=_profile(c),
                             session_directories=_session_dirs(run, c, ch) if kind == "chat" else None)
-        action = data.draw(actions_for(kind, state, ctx.profile, types=types, context=ctx), label="action")
+        action = data.action(kind, state, types, ctx, "action")
         ops.append({"op": "dispatch", "client": c.view.index, "channel": ch, "action": action})
     return [{"op": "race", "ops": ops}] if len(ops) >= 2 else []
 
@@ -401,7 +401,7 @@ def race(data: st.DataObject, run: LiveRun) -> list[Op]:
 # -- channels, reconnects, probes --------------------------------------------------------------
 
 
-def create_terminal(data: st.DataObject, run: LiveRun) -> list[Op]:
+def create_terminal(data: Draws, run: LiveRun) -> list[Op]:
     c = _pick_client(data, run)
     if c is None:
         return []
@@ -411,7 +411,7 @@ def create_terminal(data: st.DataObject, run: LiveRun) -> list[Op]:
             *({"op": "subscribe", "client": x.view.index, "channel": uri} for x in run.ready_clients())]
 
 
-def unknown_channel(data: st.DataObject, run: LiveRun) -> list[Op]:
+def unknown_channel(data: Draws, run: LiveRun) -> list[Op]:
     """An action on a channel that does not exist: silently ignored (WIRE.md §5.3, INV-044)."""
     c = _pick_client(data, run)
     if c is None:
@@ -420,11 +420,11 @@ def unknown_channel(data: st.DataObject, run: LiveRun) -> list[Op]:
              "action": {"type": "chat/draftChanged", "draft": {"text": "x", "origin": {"kind": "user"}}}}]
 
 
-def reconnect(data: st.DataObject, run: LiveRun) -> list[Op]:
+def reconnect(data: Draws, run: LiveRun) -> list[Op]:
     c = _pick_client(data, run)
     if c is None or not c.view.envelopes:
         return []
-    return [{"op": "reconnect", "client": c.view.index, "back": data.draw(st.integers(0, 6), label="back")}]
+    return [{"op": "reconnect", "client": c.view.index, "back": data.integer(0, 6, "back")}]
 
 
 def frame_class(frame: str) -> str:
@@ -450,15 +450,15 @@ def op_class(op: Op) -> str | None:
     return None
 
 
-def garbage(data: st.DataObject, run: LiveRun) -> list[Op]:
+def garbage(data: Draws, run: LiveRun) -> list[Op]:
     c = _pick_client(data, run)
     if c is None:
         return []
     kinds = [k for k in (GARBAGE, BARE_VALUES) if any(frame_class(f) not in run.avoid for f in k)]
     if not kinds:
         return []
-    frames = [f for f in data.draw(st.sampled_from(kinds), label="frame kind") if frame_class(f) not in run.avoid]
-    return [{"op": "garbage", "client": c.view.index, "frame": data.draw(st.sampled_from(frames), label="frame")}]
+    frames = [f for f in data.choice(kinds, "frame kind") if frame_class(f) not in run.avoid]
+    return [{"op": "garbage", "client": c.view.index, "frame": data.choice(frames, "frame")}]
 
 
 def preflight_ops() -> list[Op]:
@@ -471,7 +471,7 @@ def preflight_ops() -> list[Op]:
             + [{"op": "garbage", "client": 0, "frame": f} for f in BARE_VALUES])
 
 
-def handshake(data: st.DataObject, run: LiveRun) -> list[Op]:
+def handshake(data: Draws, run: LiveRun) -> list[Op]:
     """A handshake or error-code probe on a connection of its own (WIRE.md §3, JSON-RPC §5.1):
     ping before initialize, a request before initialize, a second initialize, unknown or empty
     version lists, an unknown method, bad params (INV-H01…H06)."""
@@ -480,7 +480,7 @@ def handshake(data: st.DataObject, run: LiveRun) -> list[Op]:
     probes = [p for p in PROBES if f"handshake probe {p}" not in run.avoid]
     if not probes:
         return []
-    return [{"op": "handshake", "client": 0, "probe": data.draw(st.sampled_from(probes), label="probe")}]
+    return [{"op": "handshake", "client": 0, "probe": data.choice(probes, "probe")}]
 
 
 SCENARIOS: Mapping[str, Scenario] = {

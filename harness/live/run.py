@@ -106,6 +106,8 @@ class LiveRun:
         self.snapshot_every = self.policy.every
         self.full_every = self.policy.full_every
         self.stats: Counter[str] = Counter()
+        #: Seconds per phase of the ops (`send`, `settle`, `checks`): report.json's `livePhases`.
+        self.phase_s: dict[str, float] = {"send": 0.0, "settle": 0.0, "checks": 0.0}
         #: Connections to take over from earlier runs and to hand back on close (None: own ones).
         self.pool = pool
         #: Client ids of adopted connections -> the id a fresh connection would have had.
@@ -331,7 +333,9 @@ class LiveRun:
 
     async def _op_and_check(self, op: dict[str, Any], check: bool) -> list[Violation]:
         try:
+            t0 = time.perf_counter()
             await self._op(op)
+            self.phase_s["send"] += time.perf_counter() - t0
             return await self._settle_and_check(op) if check else []
         except ConnectionLost as e:  # the host refused or dropped a connection mid-op
             raise LiveFailure(TARGET_CRASH, f"{op.get('op')} of client {op.get('client')}: {e}") from None
@@ -573,6 +577,7 @@ class LiveRun:
         return out
 
     async def _settle_and_check(self, op: dict[str, Any] | None = None) -> list[Violation]:
+        t0 = time.perf_counter()
         await self._barrier(None if op is None else self._sources(op))
         if self.echoes_lost < ECHOES_LOST_ENOUGH:  # a host that loses echoes is not waited for again
             deadline = time.monotonic() + self.drain_s
@@ -592,7 +597,10 @@ class LiveRun:
         else:
             await self._thorough_snapshots()
         self.obs.settled = not self.ping_silent
+        t1 = time.perf_counter()
         found = check_live(self.obs, skip=self.skip)
+        self.phase_s["settle"] += t1 - t0
+        self.phase_s["checks"] += time.perf_counter() - t1
         for c in self.clients.values():
             self.obs.since_env[c.view.index] = len(c.view.envelopes)
             self.obs.since_disp[c.view.index] = len(c.view.dispatches)
@@ -877,7 +885,7 @@ class LiveRun:
         v.version = ov.version
         if ROOT in ov.confirmed:
             v.confirmed[ROOT] = ov.confirmed[ROOT]
-            v.history[ROOT] = list(ov.history.get(ROOT) or [])
+            v.history[ROOT] = list(ov.history.get(ROOT) or [])[-1:]  # its fold now (the list grew per run)
             v.subscribed.add(ROOT)
         self._aliases[ov.client_id] = f"fz-{self.token}-{v.index}"
         self.stats["connectionsReused"] += 1

@@ -1,0 +1,269 @@
+"""The live fast lane: the live machine's choices from pools that Hypothesis fills, a seeded PRNG.
+
+The Hypothesis live lane (`machine.build_live_machine`) pays a Hypothesis draw for every choice
+of every step — the scenario, the client, the channel, and the state-aware action (≈2 ms on a
+third of the steps, bench/results/live.md). This lane makes the same examples (`example.py`)
+and runs the same scenarios (`ops.py`) through `PoolDraws`, the in-process fast lane's split
+(`harness/engine/fast.py`, whose machinery it reuses):
+
+* **Scenario and simple choices** (a client, a channel, a mode, an integer) come from one
+  `random.Random` seeded by the run's seed.
+* **State-aware actions** (`action`, `race`): the type is chosen by the strategies' own
+  applicability weights for the client's fold (`generation.type_offers`, as the fast lane's
+  `PICK`), the payload from that type's pool (per kind, profile and type; filled `TYPE_FILL` at
+  a time by Hypothesis with the type's strategy for the state met, refreshed now and then), its
+  ids retargeted to ids of the fold (`Mutator.retarget`), and now and then one field mutated
+  (`Mutator.mutate`: ids from the state, URI spellings, boundary numbers, seen values, absent /
+  null).
+* **Compound values** that do not depend on the state (attachment collections) and server-only
+  actions come from pools per strategy, filled the same way.
+
+Truth (as in process): the live valid lane dispatches only what a conformant host must accept
+as sent. A mutated or retargeted action is checked before it is sent — `Model.wire_problem`
+(schema, numbers beyond ±(2⁵³−1), integral floats, nulls), an emptied container, a repeated id
+in the payload, an id that would name two objects of one collection in the fold (`FastLane.
+_collides`) — and one that fails is never dispatched on the valid lane: the retargeted parent
+is sent instead, or, when that fails too, an action drawn by Hypothesis for this very state
+(what the Hypothesis lane sends). The counts are in report.json (`extra.livePools`).
+
+Memory: every pool is bounded (`SLOT_MAX` per type, `VALUE_MAX` per strategy; the keys are
+kinds × profiles × action types), so the lane's memory is flat over a night.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from hypothesis import strategies as st
+
+from harness.engine import generation
+from harness.engine.control import RunControl
+from harness.engine.fast import (
+    EMPTY_CONTAINER,
+    FIELD_MUTATION,
+    TYPE_FILL,
+    TYPE_REFRESH,
+    FastLane,
+    FastStats,
+    Mutator,
+    _VerdictCache,
+    fill,
+    repeats_an_id,
+)
+from harness.reference import Model, Profile
+from strategies.actions import ActionContext, action_of_type, actions_for
+
+from .example import HostDown, LiveExample, LiveFindingFailure, LiveRecorder
+from .loop import EventLoopThread
+from .ops import SCENARIOS
+from .pool import ConnectionPool
+from .settle import SettlePolicy
+
+if TYPE_CHECKING:
+    from .config import LiveConfig
+
+T = TypeVar("T")
+
+#: Pooled actions kept per (kind, profile, type), and values per compound strategy.
+SLOT_MAX: Final = 64
+VALUE_MAX: Final = 32
+VALUE_FILL: Final = 4
+
+
+class LivePools:
+    """The campaign's pools, PRNG and counters (one per `run_live_campaign`)."""
+
+    def __init__(
+        self, seed: int, schema: Callable[[Any], str | None] | None, weights: Mapping[str, int]
+    ) -> None:
+        self.rng = random.Random(f"ahp-fuzz-live-fast:{seed}")
+        self.stats = FastStats()
+        self.mutator = Mutator(self.rng, self.stats)
+        #: The schema check, cached by the action's content (as in process: the lane asks, the
+        #: model asks again inside `reduce` for `_collides`).
+        self.schema = _VerdictCache(schema) if schema is not None else None
+        self.models: dict[str, Model] = {}
+        self.actions: dict[tuple[str, str, str], list[Any]] = {}
+        self.values: dict[str, list[Any]] = {}
+        self.counts: Counter[str] = Counter()
+        self.names = [n for n in SCENARIOS if weights.get(n, 0) > 0]
+        if not self.names:
+            raise ValueError("every live scenario has weight 0")
+        self.weights = [weights[n] for n in self.names]
+
+    def scenario(self) -> str:
+        return self.rng.choices(self.names, weights=self.weights)[0]
+
+    def model(self, profile: Profile) -> Model:
+        m = self.models.get(profile.label)
+        if m is None:
+            m = self.models[profile.label] = Model(profile, check_payloads=True, schema=self.schema)
+        return m
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pooledActions": self.counts["pooled"],
+            "freshDraws": self.counts["fresh"],
+            "typeFills": self.stats.type_fills,
+            "valueFills": self.counts["valueFills"],
+            "fieldMutations": dict(sorted(self.stats.field_mutations.items())),
+            "mutantsSent": self.counts["mutantsSent"],
+            # the truth rule: mutated / retargeted actions a conformant host need not accept,
+            # never dispatched on the valid lane
+            "mutantsOffLane": self.counts["mutantsOffLane"],
+            "retargetsOffLane": self.counts["retargetsOffLane"],
+            "slots": len(self.actions),
+            "pooled": sum(len(v) for v in self.actions.values()),
+            "valuePools": len(self.values),
+        }
+
+
+class PoolDraws:
+    """`draws.Draws` from the campaign's pools and PRNG (the fast lane)."""
+
+    def __init__(self, pools: LivePools) -> None:
+        self.pools = pools
+        self.rng = pools.rng
+
+    def choice(self, options: Sequence[T], label: str) -> T:
+        return options[self.rng.randrange(len(options))]
+
+    def integer(self, lo: int, hi: int, label: str) -> int:
+        return self.rng.randint(lo, hi)
+
+    def boolean(self, label: str) -> bool:
+        return self.rng.random() < 0.5
+
+    def permutation(self, values: Sequence[T], label: str) -> list[T]:
+        return self.rng.sample(list(values), len(values))
+
+    def subset(self, values: Sequence[T], label: str) -> list[T]:
+        distinct = list(dict.fromkeys(values))
+        return self.rng.sample(distinct, self.rng.randint(1, len(distinct)))
+
+    def value(self, key: str, strategy: st.SearchStrategy[Any], label: str) -> Any:
+        return self._pooled(
+            self.pools.values.setdefault(key, []), lambda: strategy, VALUE_MAX, VALUE_FILL
+        )
+
+    def typed_action(self, action_type: str, state: dict[str, Any] | None, label: str) -> Any:
+        slot = self.pools.values.setdefault(f"type {action_type}", [])
+        return self._pooled(slot, lambda: action_of_type(action_type, state), VALUE_MAX, VALUE_FILL)
+
+    def _pooled(
+        self, slot: list[Any], make: Callable[[], st.SearchStrategy[Any]], cap: int, n: int
+    ) -> Any:
+        rng = self.rng
+        if len(slot) < n or rng.random() < TYPE_REFRESH:
+            drawn = fill(make(), n, rng.getrandbits(64))
+            self.pools.counts["valueFills"] += 1
+            for v in drawn:
+                slot.append(v) if len(slot) < cap else slot.__setitem__(rng.randrange(cap), v)
+        return slot[rng.randrange(len(slot))]
+
+    def action(
+        self,
+        kind: str,
+        state: dict[str, Any],
+        types: Sequence[str],
+        context: ActionContext,
+        label: str,
+    ) -> Any:
+        pools, rng = self.pools, self.rng
+        profile = context.profile
+        allowed = set(types)
+        offers = [
+            o
+            for o in generation.type_offers(kind, state, profile, context.session_directories)
+            if o[0] in allowed
+        ]
+        if not offers:  # nothing applies here by the weights: what the strategy itself would draw
+            pools.counts["fresh"] += 1
+            return fill(
+                actions_for(kind, state, profile, types=list(types), context=context),
+                1,
+                rng.getrandbits(64),
+            )[0]
+        t, _, make = rng.choices(offers, weights=[w for _, w, _ in offers])[0]
+        slot = pools.actions.setdefault((kind, profile.label, t), [])
+        if not slot or rng.random() < TYPE_REFRESH:
+            drawn = fill(make(), TYPE_FILL, rng.getrandbits(64))
+            pools.stats.type_fills += 1
+            for a in drawn:
+                pools.mutator.learn(a)
+                slot.append(a) if len(slot) < SLOT_MAX else slot.__setitem__(
+                    rng.randrange(SLOT_MAX), a
+                )
+            if drawn:
+                pools.counts["fresh"] += 1
+                return drawn[0]  # drawn for this very state: the Hypothesis lane's action
+        pools.counts["pooled"] += 1
+        model = pools.model(profile)
+        parent = slot[rng.randrange(len(slot))]
+        action = pools.mutator.retarget(parent, state)
+        if action is not parent and not self._on_lane(model, kind, state, action, mutated=False):
+            pools.counts["retargetsOffLane"] += 1
+            action = parent
+        if rng.random() < FIELD_MUTATION:
+            mutant, op = pools.mutator.mutate(action, state)
+            if (
+                op is not None
+                and op != EMPTY_CONTAINER
+                and self._on_lane(model, kind, state, mutant, mutated=True)
+            ):
+                pools.counts["mutantsSent"] += 1
+                return mutant
+            if op is not None:
+                pools.counts["mutantsOffLane"] += 1  # a probe: never sent on the valid lane
+        if action is parent and not self._on_lane(model, kind, state, action, mutated=False):
+            # drawn for another state, its ids collide here: draw one for this state instead
+            pools.counts["retargetsOffLane"] += 1
+            pools.counts["fresh"] += 1
+            drawn = fill(make(), 1, rng.getrandbits(64))
+            return drawn[0] if drawn else action
+        return action
+
+    @staticmethod
+    def _on_lane(
+        model: Model, kind: str, state: dict[str, Any], action: Any, *, mutated: bool
+    ) -> bool:
+        """Would every conformant host have to take `action` as sent, on `state`? (The in-process
+        fast lane's valid-lane test: `Model.wire_problem`, no repeated id in the payload, no id
+        that the fold already gives another object of one collection.) Without a schema check a
+        mutated field may have the wrong type or range, which the model alone cannot tell: only
+        retargeted actions (the same JSON types as drawn) pass then."""
+        if mutated and model.schema is None:
+            return False
+        if repeats_an_id(action) or model.wire_problem(kind, action) is not None:
+            return False
+        return not FastLane._collides(model, kind, state, action, 0)
+
+
+def run_fast_chunk(
+    cfg: LiveConfig,
+    rec: LiveRecorder,
+    loop: EventLoopThread,
+    control: RunControl,
+    pool: ConnectionPool | None,
+    pools: LivePools,
+    policy: SettlePolicy,
+    salt: str,
+) -> None:
+    """`cfg.chunk_examples` machine runs of `cfg.max_steps` scenario draws each, every choice
+    from `pools`; a finding (`rec.failure`) or the host's death ends the chunk, as a failing
+    example ends the Hypothesis lane's."""
+    draws = PoolDraws(pools)
+    for _ in range(cfg.chunk_examples):
+        control.check()
+        example = LiveExample(cfg, rec, loop, control, pool, policy, salt)
+        try:
+            example.start(draws)
+            for _ in range(cfg.max_steps):
+                example.step(draws, pools.scenario())
+        except (LiveFindingFailure, HostDown):
+            return
+        finally:
+            example.teardown()
