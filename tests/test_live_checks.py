@@ -635,3 +635,8 @@ def test_an_answer_that_ignores_the_offer_is_one_finding_not_two() -> None:
                  {"result": {"protocolVersion": "0.5.0"}})(False)
     alone.unoffered_answer = "0.5.0"  # what the negotiation before the run got for the real offer
     assert check_live(alone, only={"INV-H04"}) == []
+    empty = wire("empty-versions", "initialize", {**INIT, "protocolVersions": []},
+                 {"error": {"code": -32602, "message": "empty"}}, {"result": {"protocolVersion": "0.5.0"}})(False)
+    assert check_live(empty, only={"INV-H04"}) != []
+    empty.unoffered_answer = "0.5.0"
+    assert check_live(empty, only={"INV-H04"}) == []
