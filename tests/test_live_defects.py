@@ -26,7 +26,8 @@ def test_every_protocol_defect_has_a_focus() -> None:
 def test_defect_is_reported_and_its_finding_replays(defect: str) -> None:
     # bounded by what is drawn (4 chunks of 3 machine runs; seed 0 finds each in the first), with
     # a wall-clock cap that only a badly overloaded machine would reach
-    result = run_focused(defect, seed=0, budget_s=120.0, max_chunks=4, shrink_budget_s=2.0,
+    # the Hypothesis live lane: the fuzz tier's deterministic machine (the fast lane: test_live_fast.py)
+    result = run_focused(defect, seed=0, budget_s=120.0, max_chunks=4, shrink_budget_s=2.0, lane="hypothesis",
                          request_timeout_s=60.0)  # a hang guard: a slow answer on a busy machine is no defect
     wanted = [f for f in result.findings if f.invariant in caught_by(defect)]
     assert wanted, (

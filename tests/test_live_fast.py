@@ -9,6 +9,7 @@ import pytest
 from harness.engine.events import EventBus, RunFinished
 from harness.live import fast as live_fast
 from harness.live.fast import LivePools, PoolDraws
+from harness.live.focus import FOCUS
 from harness.live.ops import DEFAULT_WEIGHTS
 from harness.reference import Model, Profile
 from harness.spec.action_schema import ActionSchema
@@ -16,8 +17,15 @@ from harness.spec.specdir import SpecDir
 from strategies.actions import ActionContext
 
 PROFILE = Profile.named("0.7.0")
-SESSION = {"provider": "p", "title": "t", "status": 1, "createdAt": "2026-01-01T00:00:00.000Z",
-           "modifiedAt": "2026-01-01T00:00:00.000Z", "workingDirectories": ["file:///repo-a"], "chats": []}
+SESSION = {
+    "provider": "p",
+    "title": "t",
+    "status": 1,
+    "createdAt": "2026-01-01T00:00:00.000Z",
+    "modifiedAt": "2026-01-01T00:00:00.000Z",
+    "workingDirectories": ["file:///repo-a"],
+    "chats": [],
+}
 TITLE = ["session/titleChanged"]
 
 
@@ -41,7 +49,9 @@ def _mutating(monkeypatch: pytest.MonkeyPatch, pools: LivePools, mutant: dict[st
     monkeypatch.setattr(pools.mutator, "mutate", lambda action, state: (mutant, "boundary number"))
 
 
-def test_a_mutant_off_the_schema_is_never_dispatched_on_the_valid_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_mutant_off_the_schema_is_never_dispatched_on_the_valid_lane(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     pools = _pools()
     draws = PoolDraws(pools)
     ctx = ActionContext(profile=PROFILE)
@@ -83,8 +93,15 @@ def test_pooled_draws_are_deterministic_given_the_seed() -> None:
     def run(seed: int) -> list[Any]:
         draws = PoolDraws(LivePools(seed, None, DEFAULT_WEIGHTS))
         ctx = ActionContext(profile=PROFILE)
-        return [(draws.pools.scenario(), draws.choice(["a", "b", "c"], "x"), draws.integer(0, 9, "n"),
-                 draws.action("session", SESSION, TITLE, ctx, "action")) for _ in range(6)]
+        return [
+            (
+                draws.pools.scenario(),
+                draws.choice(["a", "b", "c"], "x"),
+                draws.integer(0, 9, "n"),
+                draws.action("session", SESSION, TITLE, ctx, "action"),
+            )
+            for _ in range(6)
+        ]
 
     assert run(3) == run(3)
     assert run(3) != run(4)
@@ -108,9 +125,22 @@ def test_both_live_lanes_run_and_report_their_pace(lane: str) -> None:
     from harness.live import LiveConfig, run_live_campaign
 
     events: list[Any] = []
-    summary = run_live_campaign(LiveConfig(None, "host:embedded", seed=2, budget_s=120, control=RunControl(120),
-                                           max_chunks=1, chunk_examples=1, max_steps=8, token_salt="lanes",
-                                           request_timeout_s=60.0, lane=lane), EventBus(events.append))
+    summary = run_live_campaign(
+        LiveConfig(
+            None,
+            "host:embedded",
+            seed=2,
+            budget_s=120,
+            control=RunControl(120),
+            max_chunks=1,
+            chunk_examples=1,
+            max_steps=8,
+            token_salt="lanes",
+            request_timeout_s=60.0,
+            lane=lane,
+        ),
+        EventBus(events.append),
+    )
     assert summary.steps > 8 and summary.findings == []
     done = next(e for e in events if isinstance(e, RunFinished))
     speed = done.extra["liveSpeed"]
@@ -124,4 +154,55 @@ def test_an_unknown_live_lane_is_refused() -> None:
     from harness.live import LiveConfig, run_live_campaign
 
     with pytest.raises(ValueError, match="unknown lane"):
-        run_live_campaign(LiveConfig(None, "host:embedded", max_chunks=1, lane="slow"), EventBus(lambda e: None))
+        run_live_campaign(
+            LiveConfig(None, "host:embedded", max_chunks=1, lane="slow"), EventBus(lambda e: None)
+        )
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("defect", sorted(FOCUS))
+def test_the_fast_lane_finds_every_protocol_defect_of_the_embedded_host(defect: str) -> None:
+    """The default lane against the defect suite (the Hypothesis lane: test_live_defects.py, which
+    also replays each finding on its host and on the clean one)."""
+    from harness.live.focus import caught_by, run_focused
+
+    result = run_focused(
+        defect,
+        seed=0,
+        budget_s=120.0,
+        max_chunks=4,
+        shrink_budget_s=0.0,
+        lane="fast",
+        request_timeout_s=60.0,
+    )  # a hang guard, not a speed claim
+    assert any(f.invariant in caught_by(defect) for f in result.findings), (
+        f"{defect}: not reported as one of {sorted(caught_by(defect))} in {result.steps} steps "
+        f"(found: {[(f.invariant, f.message) for f in result.findings]})"
+    )
+
+
+def test_a_pooled_action_repeating_an_id_the_run_sent_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen in a 30-minute campaign: a pooled chat/turnStarted retargeted to the turn id the run had
+    just started (two turns `fz-t21`) — a false INV-039. An action of a type the run sent already,
+    naming the same id, is drawn afresh for the state instead; the control sends the pooled one."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(live_fast, "FIELD_MUTATION", 0.0)
+    monkeypatch.setattr(live_fast, "TYPE_REFRESH", 0.0)
+    t = "session/workingDirectorySet"
+    pooled = {"type": t, "directory": "file:///repo-b"}
+    ctx = ActionContext(profile=PROFILE)
+
+    def draw(sent: list[dict[str, Any]]) -> tuple[Any, LivePools]:
+        pools = LivePools(5, None, DEFAULT_WEIGHTS)
+        pools.actions[("session", PROFILE.label, t)] = [pooled]
+        draws = PoolDraws(pools)
+        view = SimpleNamespace(dispatches=[SimpleNamespace(action=a) for a in sent])
+        draws.run = SimpleNamespace(clients={0: SimpleNamespace(view=view)})  # type: ignore[assignment]
+        return draws.action("session", SESSION, [t], ctx, "action"), pools
+
+    same, pools = draw([{"type": "session/titleChanged", "title": "x"}])
+    assert same is pooled and pools.counts["retargetsOffLane"] == 0
+    other, pools = draw([{"type": t, "directory": "file:///repo-b"}])
+    assert pools.counts["retargetsOffLane"] == 1 and pools.counts["fresh"] == 1
+    assert other is not pooled

@@ -49,6 +49,7 @@ from harness.engine.fast import (
     FastLane,
     FastStats,
     Mutator,
+    _is_id_key,
     _VerdictCache,
     fill,
     repeats_an_id,
@@ -60,6 +61,7 @@ from .example import HostDown, LiveExample, LiveFindingFailure, LiveRecorder
 from .loop import EventLoopThread
 from .ops import SCENARIOS
 from .pool import ConnectionPool
+from .run import LiveRun
 from .settle import SettlePolicy
 
 if TYPE_CHECKING:
@@ -127,6 +129,8 @@ class PoolDraws:
     def __init__(self, pools: LivePools) -> None:
         self.pools = pools
         self.rng = pools.rng
+        #: The example being drawn for (`run_fast_chunk` sets it): what it already dispatched.
+        self.run: LiveRun | None = None
 
     def choice(self, options: Sequence[T], label: str) -> T:
         return options[self.rng.randrange(len(options))]
@@ -213,18 +217,50 @@ class PoolDraws:
                 op is not None
                 and op != EMPTY_CONTAINER
                 and self._on_lane(model, kind, state, mutant, mutated=True)
+                and not self._sent_before(mutant)
             ):
                 pools.counts["mutantsSent"] += 1
                 return mutant
             if op is not None:
                 pools.counts["mutantsOffLane"] += 1  # a probe: never sent on the valid lane
-        if action is parent and not self._on_lane(model, kind, state, action, mutated=False):
-            # drawn for another state, its ids collide here: draw one for this state instead
+        if (
+            action is parent and not self._on_lane(model, kind, state, action, mutated=False)
+        ) or self._sent_before(action):
+            # drawn for another state, its ids collide here, or its ids repeat an action of this
+            # type the run sent already (a pooled turnStarted twice: one turn id for two turns):
+            # draw one for this very state instead
             pools.counts["retargetsOffLane"] += 1
             pools.counts["fresh"] += 1
             drawn = fill(make(), 1, rng.getrandbits(64))
             return drawn[0] if drawn else action
         return action
+
+    def _sent_before(self, action: Any) -> bool:
+        """The run already dispatched an action of this type naming one of this action's ids
+        (top-level id fields): a pooled action reused, or one retargeted to an id of the fold, may
+        give a second object an id the run created (two turns `fz-t21`) — a state the Hypothesis
+        lane's fresh ids never make and no conformant client sends. Off the valid lane."""
+        run = self.run
+        if run is None or not isinstance(action, dict):
+            return False
+        t = action.get("type")
+        ids = [
+            (k, v)
+            for k, v in action.items()
+            if k != "type" and isinstance(v, str) and _is_id_key(k)
+        ]
+        if not ids:
+            return False
+        for c in run.clients.values():
+            for d in c.view.dispatches:
+                a = d.action
+                if (
+                    isinstance(a, dict)
+                    and a.get("type") == t
+                    and any(a.get(k) == v for k, v in ids)
+                ):
+                    return True
+        return False
 
     @staticmethod
     def _on_lane(
@@ -259,6 +295,7 @@ def run_fast_chunk(
     for _ in range(cfg.chunk_examples):
         control.check()
         example = LiveExample(cfg, rec, loop, control, pool, policy, salt)
+        draws.run = example.run
         try:
             example.start(draws)
             for _ in range(cfg.max_steps):
