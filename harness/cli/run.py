@@ -290,7 +290,8 @@ def register(sub: Any) -> None:
     p.add_argument("--lane", choices=("fast", "hypothesis"), default="fast",
                    help="fast: Hypothesis fills pools, steps are mutated from them with a seeded PRNG; "
                    "hypothesis: every step a Hypothesis draw (default fast: more found per CPU-minute, "
-                   "docs/lanes.md; live targets always use their own machine)")
+                   "docs/lanes.md; live targets too: their scenarios and actions from pools, or every "
+                   "choice a Hypothesis draw)")
     p.add_argument("--database", help="a Hypothesis example database folder shared across runs (an "
                    "accelerator of --lane hypothesis; the fast lane does not use it, and says so)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")

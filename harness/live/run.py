@@ -106,7 +106,7 @@ class LiveRun:
         self.snapshot_every = self.policy.every
         self.full_every = self.policy.full_every
         self.stats: Counter[str] = Counter()
-        #: Seconds per phase of the ops (`send`, `settle`, `checks`): report.json's `livePhases`.
+        #: Seconds per phase of the ops (`send`, `settle`, `checks`): report.json's `liveSpeed.phaseSeconds`.
         self.phase_s: dict[str, float] = {"send": 0.0, "settle": 0.0, "checks": 0.0}
         #: Connections to take over from earlier runs and to hand back on close (None: own ones).
         self.pool = pool
