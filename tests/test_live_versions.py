@@ -14,7 +14,6 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from harness.live.versions import (
 from harness.live.wild import TARGET_DIED
 from harness.spec.versions import KNOWN_VERSIONS
 from harness.targets.live import LiveTarget, crash_lines
+from tests.live_setup import served
 
 pytestmark = pytest.mark.live
 
@@ -120,11 +120,6 @@ def test_a_newer_host_naming_its_versions_is_fuzzed_as_the_newest_rules() -> Non
 def _speaks_only(version: str) -> Iterator[str]:
     """A host that answers initialize only when `version` is offered and refuses anything else
     with -32005 naming nothing; ping is null, other requests -32601."""
-    from websockets.asyncio.server import serve
-
-    ready = threading.Event()
-    box: dict[str, Any] = {}
-
     async def handler(ws: Any) -> None:
         async for frame in ws:
             msg = json.loads(frame)
@@ -144,24 +139,8 @@ def _speaks_only(version: str) -> Iterator[str]:
                 reply = {"error": {"code": -32601, "message": f"Method not found: {method}"}}
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, **reply}))
 
-    def main() -> None:
-        async def go() -> None:
-            async with serve(handler, "127.0.0.1", 0) as server:
-                box["url"] = f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-                box["loop"], box["stop"] = asyncio.get_running_loop(), asyncio.Event()
-                ready.set()
-                await box["stop"].wait()
-
-        asyncio.run(go())
-
-    thread = threading.Thread(target=main, daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    try:
-        yield box["url"]
-    finally:
-        box["loop"].call_soon_threadsafe(box["stop"].set)
-        thread.join(10)
+    with served(handler) as url:
+        yield url
 
 
 def test_a_host_refusing_everything_is_exit_2_with_advice_that_works() -> None:

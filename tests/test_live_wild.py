@@ -3,12 +3,10 @@ notices the host's death and restarts it. Real subprocesses, real WebSockets ove
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from harness.live.focus import caught_by
 from harness.live.run import LiveRun
 from harness.live.wild import TARGET_DIED
 from harness.targets.live import LiveTarget
+from tests.live_setup import served
 
 pytestmark = pytest.mark.live
 
@@ -163,11 +162,6 @@ def test_a_ws_host_that_goes_away_ends_the_run_cleanly(monkeypatch: pytest.Monke
 def hostile_host() -> Iterator[str]:
     """Wrong JSON-RPC shapes, non-object results, unknown notifications, garbage, silence on
     ping, a closed socket now and then: a host no client should crash on."""
-    from websockets.asyncio.server import serve
-
-    ready = threading.Event()
-    box: dict[str, Any] = {}
-
     async def handler(ws: Any) -> None:
         n = 0
         async for frame in ws:
@@ -201,23 +195,8 @@ def hostile_host() -> Iterator[str]:
             else:
                 await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, "result": "ok", "error": {"code": "x"}}))
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        box["stop"] = stop
-        box["loop"] = asyncio.get_running_loop()
-        async with serve(handler, "127.0.0.1", 0) as server:
-            box["url"] = f"ws://127.0.0.1:{next(iter(server.sockets)).getsockname()[1]}/"
-            ready.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    try:
-        yield box["url"]
-    finally:
-        box["loop"].call_soon_threadsafe(box["stop"].set)
-        thread.join(10)
+    with served(handler, "/") as url:
+        yield url
 
 
 def test_a_hostile_host_never_crashes_the_run() -> None:
