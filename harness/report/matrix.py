@@ -27,6 +27,7 @@ from typing import Any
 
 from harness import __version__
 from harness.corpus.fixture import ExportError, fixture_file_name, fixture_from_finding
+from harness.corpus.jsonfile import read_json
 from harness.corpus.load import FindingFormatError, load_finding
 from harness.errors import UsageError
 from harness.reference import Profile
@@ -95,18 +96,7 @@ def run_folders(dirs: list[Path]) -> list[Path]:
         if (d / "report.json").is_file() or not (d / "matrix.json").is_file():
             found.append(d)
             continue
-        try:
-            doc = json.loads((d / "matrix.json").read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{d / 'matrix.json'}: not JSON ({e})") from e
-        if (
-            not isinstance(doc, dict)
-            or doc.get("format") != MATRIX_FORMAT
-            or doc.get("formatVersion") != 1
-        ):
-            raise UsageError(
-                f'{d / "matrix.json"}: not an ahp-fuzz matrix (no "format": "{MATRIX_FORMAT}", version 1)'
-            )
+        doc = _versioned(d / "matrix.json", MATRIX_FORMAT, "an ahp-fuzz matrix")
         found += [d / "targets" / str(t.get("column")) for t in doc.get("targets") or []]
     return found
 
@@ -125,18 +115,15 @@ def load_conformance(run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / CONFORMANCE_FILE
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{path}: not JSON ({e})") from e
-    if (
-        not isinstance(data, dict)
-        or data.get("format") != CONFORMANCE_FORMAT
-        or data.get("formatVersion") != 1
-    ):
-        raise UsageError(
-            f'{path}: not ahp-fuzz fixture results (no "format": "{CONFORMANCE_FORMAT}", version 1)'
-        )
+    return _versioned(path, CONFORMANCE_FORMAT, "ahp-fuzz fixture results")
+
+
+def _versioned(path: Path, fmt: str, what: str) -> dict[str, Any]:
+    """The JSON document at `path` if it is `fmt` version 1, else a usage error naming `what` it
+    should be (`read_json`: unreadable, non-UTF-8 or not JSON is one too)."""
+    data = read_json(path, what, UsageError)
+    if not isinstance(data, dict) or data.get("format") != fmt or data.get("formatVersion") != 1:
+        raise UsageError(f'{path}: not {what} (no "format": "{fmt}", version 1)')
     return data
 
 
