@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.causes.signing import SEVERITY_RANK
 from harness.corpus.fixture import ExportError, fixture_file_name, fixture_from_finding
 from harness.corpus.jsonfile import read_json
 from harness.corpus.load import FindingFormatError, load_finding
@@ -45,7 +46,6 @@ CONFORMANCE_FILE = "conformance.json"
 CONFORMANCE_FORMAT = "ahp-fuzz/conformance"
 
 FOUND, NOT_FOUND, NOT_APPLICABLE = "found", "not-found", "not-applicable"
-_SEVERITY_ORDER = {"violation": 0, "warning": 1, "divergence": 2, "known": 3}
 #: Run verdicts under which a run tested something (a cell can be "not found" only then).
 _TESTED = ("clean", "found", "interrupted", "partial")
 
@@ -419,7 +419,7 @@ def build_matrix(
                 row["witnesses"] = _merge_witnesses(
                     row["witnesses"], (cause or {}).get("witnesses") or {}
                 )
-                if _SEVERITY_ORDER.get(str(entry.get("severity")), 9) < _SEVERITY_ORDER.get(
+                if SEVERITY_RANK.get(str(entry.get("severity")), 9) < SEVERITY_RANK.get(
                     str(row["severity"]), 9
                 ):
                     row["severity"] = entry.get("severity")
@@ -442,7 +442,7 @@ def build_matrix(
         causes.values(),
         key=lambda r: (
             -r["foundBy"],
-            _SEVERITY_ORDER.get(str(r["severity"]), 9),
+            SEVERITY_RANK.get(str(r["severity"]), 9),
             str(r["summary"]),
             r["id"],
         ),
