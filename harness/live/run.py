@@ -178,10 +178,13 @@ class LiveRun:
     def state(self, channel: str) -> State | None:
         """A client's confirmed state of `channel`: a 0.7.0+ client's first (the multiroot
         fields), else any (a host that speaks only an older version)."""
-        found = [s for c in self.ready_clients() if (s := c.view.confirmed.get(channel)) is not None and c.modern]
-        if found:
-            return found[0]
-        return next((s for c in self.ready_clients() if (s := c.view.confirmed.get(channel)) is not None), None)
+        older: State | None = None
+        for c in self.ready_clients():
+            s = c.view.confirmed.get(channel)
+            if s is not None and c.modern:
+                return s
+            older = s if older is None else older
+        return older
 
     def completed_turns(self, chat: str) -> list[str] | None:
         s = self.state(chat)

@@ -129,7 +129,8 @@ class HostHandle:
 
     def __init__(self, url: str, stop: Callable[[], None] = lambda: None, description: str = "",
                  proc: subprocess.Popen[str] | None = None, stderr_tail: deque[str] | None = None,
-                 dead: Callable[[], str | None] = lambda: None) -> None:
+                 dead: Callable[[], str | None] = lambda: None, stderr_times: deque[float] | None = None,
+                 stderr_reader: threading.Thread | None = None) -> None:
         self.url = url
         self._stop = stop
         self.description = description or url
@@ -138,8 +139,8 @@ class HostHandle:
         self.stderr_tail: deque[str] = stderr_tail if stderr_tail is not None else deque(maxlen=STDERR_LINES)
         #: When each line of `stderr_tail` was read (the last burst is the crash), and the
         #: thread reading them (joined briefly after an exit, so that the traceback is whole).
-        self.stderr_times: deque[float] = deque(maxlen=STDERR_LINES)
-        self.stderr_reader: threading.Thread | None = None
+        self.stderr_times: deque[float] = stderr_times if stderr_times is not None else deque(maxlen=STDERR_LINES)
+        self.stderr_reader = stderr_reader
         self.dead = dead
 
     def crash_text(self) -> str:
@@ -261,9 +262,8 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
             if code is not None
             else f"host-cmd: the host did not print a ws:// URL on stdout within {timeout_s:g}s"
         )
-    handle = HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}", proc=proc, stderr_tail=tail)
-    handle.stderr_times, handle.stderr_reader = times, err_thread
-    return handle
+    return HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}", proc=proc, stderr_tail=tail,
+                      stderr_times=times, stderr_reader=err_thread)
 
 
 def _reachable(url: str, timeout_s: float) -> None:
