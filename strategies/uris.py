@@ -274,9 +274,12 @@ def _trailing_slash(p: UriParts, k: int) -> str | None:
 def _scheme_case(p: UriParts, k: int) -> str | None:
     if not p.scheme or not any(c.isalpha() for c in p.scheme):
         return None
-    forms = [p.scheme.upper(), p.scheme.capitalize(), p.scheme.swapcase()]
-    s = [f for f in forms if f != p.scheme][k % 2 if len(forms) > 1 else 0]
-    return UriParts(s, p.authority, p.path, p.query, p.fragment).unsplit()
+    # the other spellings of the scheme's case (one only for `A:` or `X1:`: its lower case)
+    forms = [f for f in dict.fromkeys((p.scheme.upper(), p.scheme.capitalize(), p.scheme.swapcase()))
+             if f != p.scheme]
+    if not forms:
+        return None
+    return UriParts(forms[k % len(forms)], p.authority, p.path, p.query, p.fragment).unsplit()
 
 
 def _authority_case(p: UriParts, k: int) -> str | None:

@@ -123,3 +123,15 @@ def _session(dirs: list[str]) -> dict[str, object]:
         "chats": [],
         "workingDirectories": dirs,
     }
+
+
+@pytest.mark.parametrize("base", ["A:/repo", "X1:/repo", "file:///repo", "FILE:///repo"])
+@pytest.mark.parametrize("k", range(4))
+def test_a_scheme_case_variant_for_every_k(base: str, k: int) -> None:
+    """Seen while benchmarking the live fast lane: `A:/repo` (one upper-case letter) has a single
+    other spelling of its scheme's case, and k = 1 or 3 picked a second one (IndexError, a crash
+    of ours in the middle of a run). Every k gives a variant that differs in the scheme's case
+    only, and is RFC 3986-equal to the base."""
+    v = make_variant(base, UriClass.SCHEME_CASE, k)
+    assert v is not None and v.variant != base
+    assert v.variant.lower() == base.lower() and rfc3986_equal(v.variant, base)
