@@ -181,28 +181,58 @@ def test_the_fast_lane_finds_every_protocol_defect_of_the_embedded_host(defect: 
     )
 
 
-def test_a_pooled_action_repeating_an_id_the_run_sent_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Seen in a 30-minute campaign: a pooled chat/turnStarted retargeted to the turn id the run had
-    just started (two turns `fz-t21`) — a false INV-039. An action of a type the run sent already,
-    naming the same id, is drawn afresh for the state instead; the control sends the pooled one."""
+def _draw_after(sent: list[dict[str, Any]], pooled: dict[str, Any], state: dict[str, Any]) -> tuple[Any, LivePools]:
+    """The fast lane's session action after a run that dispatched `sent`, `pooled` the only
+    action of its type's pool."""
     from types import SimpleNamespace
 
+    t = pooled["type"]
+    pools = LivePools(5, None, DEFAULT_WEIGHTS)
+    pools.actions[("session", PROFILE.label, t)] = [pooled]
+    draws = PoolDraws(pools)
+    view = SimpleNamespace(dispatches=[SimpleNamespace(action=a) for a in sent])
+    draws.run = SimpleNamespace(clients={0: SimpleNamespace(view=view)})  # type: ignore[assignment]
+    return draws.action("session", state, [t], ActionContext(profile=PROFILE), "action"), pools
+
+
+def test_a_pooled_action_repeating_an_id_the_run_sent_gets_a_fresh_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen in a 30-minute campaign: a pooled chat/turnStarted retargeted to the turn id the run had
+    just started (two turns `fz-t21`) — a false INV-039. An action of a type the run sent already,
+    naming the same id, is never sent again as it is: when the repeated id names nothing in the
+    state its copy gets a fresh id (what a draw with another id would send, without the draw's
+    cost); the control — a run that sent no such action — gets the pooled one."""
     monkeypatch.setattr(live_fast, "FIELD_MUTATION", 0.0)
     monkeypatch.setattr(live_fast, "TYPE_REFRESH", 0.0)
-    t = "session/workingDirectorySet"
-    pooled = {"type": t, "directory": "file:///repo-b"}
-    ctx = ActionContext(profile=PROFILE)
-
-    def draw(sent: list[dict[str, Any]]) -> tuple[Any, LivePools]:
-        pools = LivePools(5, None, DEFAULT_WEIGHTS)
-        pools.actions[("session", PROFILE.label, t)] = [pooled]
-        draws = PoolDraws(pools)
-        view = SimpleNamespace(dispatches=[SimpleNamespace(action=a) for a in sent])
-        draws.run = SimpleNamespace(clients={0: SimpleNamespace(view=view)})  # type: ignore[assignment]
-        return draws.action("session", SESSION, [t], ctx, "action"), pools
-
-    same, pools = draw([{"type": "session/titleChanged", "title": "x"}])
+    t = "session/customizationToggled"
+    pooled = {"type": t, "id": "cz3", "enabled": True}
+    same, pools = _draw_after([{"type": "session/titleChanged", "title": "x"}], pooled, SESSION)
     assert same is pooled and pools.counts["retargetsOffLane"] == 0
-    other, pools = draw([{"type": t, "directory": "file:///repo-b"}])
+    other, pools = _draw_after([pooled], pooled, SESSION)
+    assert pools.counts["retargetsOffLane"] == 1 and pools.counts["idsRenamed"] == 1
+    assert pools.counts["fresh"] == 0 and other["type"] == t and other["id"] != "cz3"
+    assert {k: v for k, v in other.items() if k != "id"} == {k: v for k, v in pooled.items() if k != "id"}
+    again, _ = _draw_after([pooled, other], pooled, SESSION)
+    assert again["id"] not in ("cz3", other["id"])
+
+
+def test_a_repeated_uri_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated directory URI is not renamed (a chat's directory must be one of its session's:
+    a made-up one would turn a step into a rejection): the lane draws one for the state."""
+    monkeypatch.setattr(live_fast, "FIELD_MUTATION", 0.0)
+    monkeypatch.setattr(live_fast, "TYPE_REFRESH", 0.0)
+    pooled = {"type": "session/workingDirectorySet", "directory": "file:///repo-b"}
+    other, pools = _draw_after([pooled], pooled, SESSION)
     assert pools.counts["retargetsOffLane"] == 1 and pools.counts["fresh"] == 1
-    assert other is not pooled
+    assert pools.counts["idsRenamed"] == 0 and other is not pooled
+
+
+def test_a_repeated_id_that_names_something_in_the_state_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated id the state holds is a reference (or a collision): renaming it would change
+    what the action means, so the lane draws one for this very state (Hypothesis), as before."""
+    monkeypatch.setattr(live_fast, "FIELD_MUTATION", 0.0)
+    monkeypatch.setattr(live_fast, "TYPE_REFRESH", 0.0)
+    pooled = {"type": "session/customizationToggled", "id": "cz3", "enabled": True}
+    state = {**SESSION, "customizations": [{"id": "cz3", "name": "c", "enabled": False}]}
+    other, pools = _draw_after([pooled], pooled, state)
+    assert pools.counts["retargetsOffLane"] == 1 and pools.counts["fresh"] == 1
+    assert pools.counts["idsRenamed"] == 0 and other is not pooled

@@ -117,6 +117,8 @@ class LivePools:
             # never dispatched on the valid lane
             "mutantsOffLane": self.counts["mutantsOffLane"],
             "retargetsOffLane": self.counts["retargetsOffLane"],
+            # of those, sent with their repeated ids made fresh instead of drawn again
+            "idsRenamed": self.counts["idsRenamed"],
             "slots": len(self.actions),
             "pooled": sum(len(v) for v in self.actions.values()),
             "valuePools": len(self.values),
@@ -131,6 +133,13 @@ class PoolDraws:
         self.rng = pools.rng
         #: The example being drawn for (`run_fast_chunk` sets it): what it already dispatched.
         self.run: LiveRun | None = None
+        #: (type, id key, id) of every action the run dispatched (`_sent`), and how far each
+        #: client's dispatches were read into it (client index -> its view and the count read).
+        self._sent_ids: set[tuple[Any, str, str]] = set()
+        self._sent_run: Any = None
+        self._sent_read: dict[int, tuple[Any, int]] = {}
+        #: Fresh ids made by `_renamed` in this campaign (their numbers never repeat).
+        self._renames = 0
 
     def choice(self, options: Sequence[T], label: str) -> T:
         return options[self.rng.randrange(len(options))]
@@ -223,44 +232,84 @@ class PoolDraws:
                 return mutant
             if op is not None:
                 pools.counts["mutantsOffLane"] += 1  # a probe: never sent on the valid lane
-        if (
-            action is parent and not self._on_lane(model, kind, state, action, mutated=False)
-        ) or self._sent_before(action):
+        off_lane = action is parent and not self._on_lane(model, kind, state, action, mutated=False)
+        if off_lane or self._sent_before(action):
             # drawn for another state, its ids collide here, or its ids repeat an action of this
             # type the run sent already (a pooled turnStarted twice: one turn id for two turns):
-            # draw one for this very state instead
+            # the repeated ids made fresh when they name nothing in this state, else one drawn
+            # for this very state
             pools.counts["retargetsOffLane"] += 1
+            if (action is not parent  # a retarget that named a repeated id: the pooled one?
+                    and self._on_lane(model, kind, state, parent, mutated=False)
+                    and not self._sent_before(parent)):
+                return parent
+            candidates = [parent] if off_lane else [action] if action is parent else [action, parent]
+            for candidate in candidates:
+                renamed = self._renamed(model, kind, state, candidate)
+                if renamed is not None:
+                    pools.counts["idsRenamed"] += 1
+                    return renamed
             pools.counts["fresh"] += 1
             drawn = fill(make(), 1, rng.getrandbits(64))
             return drawn[0] if drawn else action
         return action
+
+    def _renamed(self, model: Model, kind: str, state: dict[str, Any], action: Any) -> Any:
+        """`action` with each top-level id the run sent before in an action of this type, and
+        that names nothing in `state`, replaced by a fresh id of its family (`t21` -> `t21x3`):
+        the action a Hypothesis draw with another fresh id would be — without the draw's cost.
+        None when a repeated id names something in the state (a reference: only a draw for this
+        state can help), is a URI (a directory must be one of a set the lane cannot tell from
+        the action alone), or the renamed action is off the valid lane."""
+        if not isinstance(action, dict):
+            return None
+        sent = self._sent()
+        t = action.get("type")
+        repeated = [k for k, v in action.items()
+                    if k != "type" and isinstance(v, str) and _is_id_key(k) and (t, k, v) in sent]
+        if not repeated or any(":" in action[k] or _holds(state, action[k]) for k in repeated):
+            return None
+        out = dict(action)
+        for k in repeated:
+            while (t, k, out[k]) in sent:  # a number this lane gave before may have been sent
+                self._renames += 1
+                out[k] = f"{action[k]}x{self._renames}"
+        if self._sent_before(out) or not self._on_lane(model, kind, state, out, mutated=False):
+            return None
+        return out
+
+    def _sent(self) -> set[tuple[Any, str, str]]:
+        """(type, id key, id) of the run's dispatches so far, read incrementally."""
+        run = self.run
+        if run is not self._sent_run:
+            self._sent_run, self._sent_ids, self._sent_read = run, set(), {}
+        if run is None:
+            return self._sent_ids
+        for i, c in run.clients.items():
+            view = c.view
+            seen_view, n = self._sent_read.get(i, (None, 0))
+            if seen_view is not view:
+                n = 0  # a new view (a reconnect): read it from the start (the set only grows)
+            for d in view.dispatches[n:]:
+                a = d.action
+                if isinstance(a, dict):
+                    at = a.get("type")
+                    self._sent_ids.update((at, k, v) for k, v in a.items()
+                                          if k != "type" and isinstance(v, str) and _is_id_key(k))
+            self._sent_read[i] = (view, len(view.dispatches))
+        return self._sent_ids
 
     def _sent_before(self, action: Any) -> bool:
         """The run already dispatched an action of this type naming one of this action's ids
         (top-level id fields): a pooled action reused, or one retargeted to an id of the fold, may
         give a second object an id the run created (two turns `fz-t21`) — a state the Hypothesis
         lane's fresh ids never make and no conformant client sends. Off the valid lane."""
-        run = self.run
-        if run is None or not isinstance(action, dict):
+        if self.run is None or not isinstance(action, dict):
             return False
         t = action.get("type")
-        ids = [
-            (k, v)
-            for k, v in action.items()
-            if k != "type" and isinstance(v, str) and _is_id_key(k)
-        ]
-        if not ids:
-            return False
-        for c in run.clients.values():
-            for d in c.view.dispatches:
-                a = d.action
-                if (
-                    isinstance(a, dict)
-                    and a.get("type") == t
-                    and any(a.get(k) == v for k, v in ids)
-                ):
-                    return True
-        return False
+        sent = self._sent()
+        return any((t, k, v) in sent for k, v in action.items()
+                   if k != "type" and isinstance(v, str) and _is_id_key(k))
 
     @staticmethod
     def _on_lane(
@@ -276,6 +325,17 @@ class PoolDraws:
         if repeats_an_id(action) or model.wire_problem(kind, action) is not None:
             return False
         return not FastLane._collides(model, kind, state, action, 0)
+
+
+def _holds(value: Any, text: str) -> bool:
+    """`text` is a string somewhere in `value` (a key aside): an id the state names."""
+    if isinstance(value, str):
+        return value == text
+    if isinstance(value, dict):
+        return any(_holds(v, text) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds(v, text) for v in value)
+    return False
 
 
 def run_fast_chunk(

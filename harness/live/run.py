@@ -758,14 +758,22 @@ class LiveRun:
         reducers' (0), never the host's, so a folded chat borrows it from its entry in the
         session's catalog (the view's, else `c`'s fold) — the ChatSummary comparison (INV-048)
         of a fold then holds every field but the clock; real snapshots compare that too."""
+        catalogs: dict[str, dict[Any, dict[str, Any]]] = {}  # session -> chat -> its entry
         for ch, snap in view.items():
             if snap.from_seq is not None or self.kinds.get(ch) != "chat" or not isinstance(snap.state, dict):
                 continue
-            s_uri = self.obs.chat_session.get(ch)
-            s_snap = view.get(s_uri) if s_uri else None
-            session = s_snap.state if s_snap is not None else c.view.confirmed.get(s_uri or "")
-            entries = session.get("chats") if isinstance(session, dict) else None
-            entry = next((e for e in entries or [] if isinstance(e, dict) and e.get("resource") == ch), None)
+            s_uri = self.obs.chat_session.get(ch) or ""
+            catalog = catalogs.get(s_uri)
+            if catalog is None:
+                s_snap = view.get(s_uri) if s_uri else None
+                session = s_snap.state if s_snap is not None else c.view.confirmed.get(s_uri)
+                entries = session.get("chats") if isinstance(session, dict) else None
+                catalog = catalogs[s_uri] = {}
+                for e in entries if isinstance(entries, list) else []:
+                    if isinstance(e, dict):
+                        with contextlib.suppress(TypeError):  # an unhashable resource: no entry
+                            catalog.setdefault(e.get("resource"), e)
+            entry = catalog.get(ch)
             if entry is not None and "modifiedAt" in entry and "modifiedAt" in snap.state:
                 view[ch] = Snapshot(ch, None, {**snap.state, "modifiedAt": entry["modifiedAt"]})
         return view

@@ -289,6 +289,11 @@ class LiveObservation:
     #: The reference reducers, `reduce(version, kind, state, action) -> state` (a malformed action
     #: leaves the state unchanged): lets a check re-fold a client's view another way (INV-H07).
     reduce: Callable[[str, str, State, Any], State] | None = None
+    #: Writes to `echoes` per channel, and per (client, channel) what `missed_echoes` last found
+    #: nothing missing in (the client's view, its history, and the counts it depends on): the
+    #: check runs every op over every echo of the run, and is skipped where nothing changed.
+    _echo_writes: dict[str, int] = field(default_factory=dict, repr=False)
+    _nothing_missed: dict[tuple[int, str], tuple[Any, ...]] = field(default_factory=dict, repr=False)
 
     def note_echo(self, env: Envelope, receiver: ClientView, *, live: bool = True) -> None:
         """Keep an accepted echo that reached any connection of the run (`echoes`); one that
@@ -300,6 +305,7 @@ class LiveObservation:
             per = self.echoes.setdefault(env.channel, {})
             if live or env.seq not in per:
                 per[env.seq] = env if live else replace(env, replayed=True)
+                self._echo_writes[env.channel] = self._echo_writes.get(env.channel, 0) + 1
             self.echo_channels.add(env.channel)
             if not live:
                 return
@@ -355,6 +361,10 @@ class LiveObservation:
                 per, h = self.echoes.get(ch), c.history.get(ch)
                 if not per or not h or not isinstance(h[0][0], int):
                     continue
+                memo = self._nothing_missed.get((c.index, ch))
+                now = (self._echo_writes.get(ch, 0), len(c.envelopes), h[0][0], self.settled)
+                if memo is not None and memo[0] is c and memo[1] is h and memo[2] == now:
+                    continue  # nothing new since it found nothing missing here
                 have = c.received_seqs(ch)
                 for seq in sorted(per):
                     if seq in have or not h[0][0] < seq or (seq >= top and not self.settled):
@@ -365,6 +375,8 @@ class LiveObservation:
                     if version is None or not is_newer_than(e.type, version):  # newer: MUST NOT get it
                         yield c, e
                         break
+                else:
+                    self._nothing_missed[(c.index, ch)] = (c, h, now)
 
     def new_wire_probes(self, check: str) -> list[WireProbe]:
         return [p for p in self.wire_probes[self.since_wire:] if p.check == check]
