@@ -21,6 +21,7 @@ Vocabulary:
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -212,6 +213,19 @@ class ClientView:
         except TypeError:
             return None
 
+    def first_snapshot(self, channel: str) -> Snapshot | None:
+        """The first snapshot of `channel` this client received (an index kept incrementally)."""
+        idx: dict[str, Snapshot] | None = self.__dict__.get("_first_snap")
+        n = self.__dict__.get("_first_snap_n", 0)
+        if idx is None:
+            idx, n = {}, 0
+            self.__dict__["_first_snap"] = idx
+        for snap in self.snapshots[n:]:
+            if isinstance(snap.channel, str):
+                idx.setdefault(snap.channel, snap)
+        self.__dict__["_first_snap_n"] = len(self.snapshots)
+        return idx.get(channel)
+
     def received_seqs(self, channel: str) -> set[Any]:
         """The serverSeqs of every envelope of `channel` this client received (an index kept up
         to date incrementally: the checks ask it per channel, every op)."""
@@ -294,6 +308,9 @@ class LiveObservation:
     #: check runs every op over every echo of the run, and is skipped where nothing changed.
     _echo_writes: dict[str, int] = field(default_factory=dict, repr=False)
     _nothing_missed: dict[tuple[int, str], tuple[Any, ...]] = field(default_factory=dict, repr=False)
+    #: (clientId, clientSeq) -> how many entries of `echoes` carry that origin (`echoed`).
+    _origins: Counter[Any] = field(default_factory=Counter, repr=False)
+    _odd_origins: bool = field(default=False, repr=False)
 
     def note_echo(self, env: Envelope, receiver: ClientView, *, live: bool = True) -> None:
         """Keep an accepted echo that reached any connection of the run (`echoes`); one that
@@ -304,7 +321,11 @@ class LiveObservation:
                 and isinstance(env.seq, int) and not isinstance(env.seq, bool)):
             per = self.echoes.setdefault(env.channel, {})
             if live or env.seq not in per:
+                old = per.get(env.seq)
+                if old is not None:
+                    self._count_origin(old, -1)
                 per[env.seq] = env if live else replace(env, replayed=True)
+                self._count_origin(env, 1)
                 self._echo_writes[env.channel] = self._echo_writes.get(env.channel, 0) + 1
             self.echo_channels.add(env.channel)
             if not live:
@@ -317,8 +338,19 @@ class LiveObservation:
         out, self.echo_channels = self.echo_channels, set()
         return out
 
+    def _count_origin(self, env: Envelope, n: int) -> None:
+        origin = env.origin
+        key = (origin.get("clientId"), origin.get("clientSeq")) if isinstance(origin, dict) else None
+        try:
+            self._origins[key] += n
+        except TypeError:  # a crafted unhashable clientSeq: `echoed` scans from now on
+            self._odd_origins = True
+
     def echoed(self, client_id: str, client_seq: Any) -> bool:
         """An accepted echo of this dispatch reached some connection of the run."""
+        if not self._odd_origins:
+            with contextlib.suppress(TypeError):  # an unhashable query: the scan below
+                return self._origins[(client_id, client_seq)] > 0
         return any(isinstance(e.origin, dict) and e.origin.get("clientId") == client_id
                    and e.origin.get("clientSeq") == client_seq
                    for per in self.echoes.values() for e in per.values())

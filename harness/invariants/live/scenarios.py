@@ -142,12 +142,12 @@ def absent_vs_empty(obs: LiveObservation) -> Iterator[str]:
             if cmd.method != "createChat" or cmd.failed or cmd.lost or cmd.params.get("workingDirectories") != []:
                 continue
             chat = cmd.params.get("chat")
-            snap = next((s for s in c.snapshots if s.channel == chat), None)
+            snap = c.first_snapshot(chat) if isinstance(chat, str) else None
             if snap is not None and isinstance(snap.state, dict):
                 got = snap.state.get("workingDirectories", "<absent>")
                 if got != []:
                     yield f"client {c.index}: {chat} was created with workingDirectories [] but its snapshot has {got!r}"
-            for e in c.envelopes:
+            for e in obs.new_envelopes(c):  # each envelope is checked once, in the op it came
                 summary = e.action.get("summary") if isinstance(e.action, dict) else None
                 if e.type == "session/chatAdded" and isinstance(summary, dict) and summary.get("resource") == chat:
                     got = summary.get("workingDirectories", "<absent>")
@@ -186,13 +186,13 @@ def collection_durable(obs: LiveObservation) -> Iterator[str]:
             continue
         fresh = obs.fresh_for(c)
         for d in c.dispatches:
-            if d.type != "chat/turnStarted" or not d.echoes or d.echoes[0].rejected:
+            if d.type != "chat/turnStarted" or d.channel not in fresh or not d.echoes or d.echoes[0].rejected:
                 continue
             sent = (d.action.get("message") or {}).get("attachments")
             if not isinstance(sent, list) or not has_collection(sent):
                 continue
-            snap = fresh.get(d.channel)
-            if snap is None or not isinstance(snap.state, dict):
+            snap = fresh[d.channel]
+            if not isinstance(snap.state, dict):
                 continue
             turns = [*(snap.state.get("turns") or []), snap.state.get("activeTurn") or {}]
             turn = next((t for t in turns if isinstance(t, dict) and t.get("id") == d.action.get("turnId")), None)
