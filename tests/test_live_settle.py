@@ -145,7 +145,7 @@ def test_lean_snapshots_a_rejected_action_applied_anyway_at_that_very_op() -> No
         good.close()
 
 
-def test_collections_and_directories_are_snapshotted_in_every_profile(host: LiveTarget) -> None:
+def test_collections_are_snapshotted_in_every_profile_directories_in_every_version(host: LiveTarget) -> None:
     run = LiveRun(host.url, policy=NEEDED_ONLY)
     try:
         s = _setup(run, dirs=["file:///repo-a"])
@@ -164,6 +164,13 @@ def test_collections_and_directories_are_snapshotted_in_every_profile(host: Live
         for snaps in run.obs.fresh.values():
             assert snaps[s].from_seq is None and snaps[s].state["title"] == "plain"
         assert run.stats["opsFolded"] >= 1 and run.stats["opsNeeded"] >= 1
+        # working directories project by version only: the richest profile of each version
+        # takes a real snapshot, 0.7.0 without collections (shown the same) its fold
+        assert run.apply({"op": "dispatch", "client": 0, "channel": s,
+                          "action": {"type": "session/workingDirectorySet", "directory": "file:///repo-b"}}) == []
+        real = sorted(k for k, snaps in run.obs.fresh.items() if isinstance(snaps[s].from_seq, int))
+        assert real == ["0.6.0|flat", "0.7.0|collections"], real
+        assert "file:///repo-b" in run.obs.fresh["0.7.0|flat"][s].state["workingDirectories"]
     finally:
         run.close()
 

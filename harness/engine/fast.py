@@ -300,23 +300,25 @@ def ids_by_key(state: Any) -> dict[str, list[Any]]:
     the `id` of an object under `turns` / `activeTurn` is also a `turnId`, under
     `queuedMessages` a `queuedMessageId`, under `request` a `requestId`, and so on."""
     out: dict[str, list[Any]] = {}
-
-    def walk(v: Any, parent: str) -> None:
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if k == "id" and isinstance(x, str):
-                    for name in _id_names(parent):
-                        out.setdefault(name, []).append(x)
-                elif _is_id_key(k) and isinstance(x, str):
-                    out.setdefault(k, []).append(x)
-                else:
-                    walk(x, k)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x, parent)
-
-    walk(state, "")
+    _walk_ids(state, "", out)
     return out
+
+
+def _walk_ids(v: Any, parent: str, out: dict[str, list[Any]]) -> None:
+    # a module function, not a closure: a recursive closure is a reference cycle per call,
+    # left to the cyclic collector (bench/results/live.md)
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k == "id" and isinstance(x, str):
+                for name in _id_names(parent):
+                    out.setdefault(name, []).append(x)
+            elif _is_id_key(k) and isinstance(x, str):
+                out.setdefault(k, []).append(x)
+            else:
+                _walk_ids(x, k, out)
+    elif isinstance(v, list):
+        for x in v:
+            _walk_ids(x, parent, out)
 
 
 def _family(value: str) -> str:

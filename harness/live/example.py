@@ -181,6 +181,8 @@ class LiveExample:
         for k, v in run.phase_s.items():
             rec.phases[k] = rec.phases.get(k, 0.0) + v
         run.close(reuse=not self.failed)  # a failing run's connections are not handed on
+        if not self.failed:  # a failing run is read again: its finding is recorded from it
+            run.release()
 
 
 async def dispose(run: LiveRun) -> None:

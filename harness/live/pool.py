@@ -27,6 +27,9 @@ class ConnectionPool:
     def give(self, key: tuple[Any, ...], c: SimClient) -> None:
         self._free.setdefault(key, []).append(c)
 
+    def held(self) -> list[SimClient]:
+        return [c for free in self._free.values() for c in free]
+
     def __len__(self) -> int:
         return sum(len(v) for v in self._free.values())
 

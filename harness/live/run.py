@@ -653,29 +653,38 @@ class LiveRun:
                for snaps in self.obs.fresh.values() for snap in snaps.values()):
             await self._barrier()
 
-    def _op_effects(self) -> tuple[set[str], set[str], set[str]]:
+    def _op_effects(self) -> tuple[set[str], set[str], set[str], set[str]]:
         """Channels with an envelope or a snapshot since the last check on any client; those
         among them with a rejection; those with an accepted envelope whose projection differs
-        by client profile (a collection, working directories)."""
+        by client profile — by version and collection support (attachments), or by version
+        only (working directories: a collection-less peer of the same version sees the same)."""
         touched: set[str] = self.obs.take_echo_channels()  # an echo may reach another connection
         rejected: set[str] = set()
         projected: set[str] = set()
+        by_version: set[str] = set()
         for c in self.clients.values():
             v = c.view
             for e in v.envelopes[self.obs.since_env.get(v.index, 0):]:
                 touched.add(e.channel)
                 if e.rejected:
                     rejected.add(e.channel)
-                elif e.channel not in projected and _projection_sensitive(e.action):
-                    projected.add(e.channel)
+                elif e.channel not in projected:
+                    keys = _projected_keys(e.action)
+                    if "attachments" in keys:
+                        projected.add(e.channel)
+                    elif keys:
+                        by_version.add(e.channel)
             touched.update(s.channel for s in v.snapshots[self._since_snap.get(v.index, 0):])
-        return touched, rejected, projected
+        return touched, rejected, projected, by_version - projected
 
     async def _lean_snapshots(self, op: dict[str, Any] | None) -> None:
         """The lean policy's fresh snapshots (`SettlePolicy`): real ones where needed, sampled
         or full; folded views and the clients' own new snapshots everywhere else."""
         like = self._profiles()
-        touched, rejected, projected = self._op_effects()
+        touched, rejected, projected, by_version = self._op_effects()
+        # per negotiated version, the richest profile: where a version-only projection shows
+        versions = {key: max((k for k in like if k.partition("|")[0] == key.partition("|")[0]), key=_profile_rank)
+                    for key in like}
         for key in like:
             self._dirty.setdefault(key, set()).update(touched)
         n = self.steps
@@ -690,6 +699,8 @@ class LiveRun:
             disputed = self._disputed_sessions()
             for key in like:
                 want = set(projected) | disputed
+                if versions[key] == key:
+                    want |= by_version
                 if command:
                     want |= touched
                 if key == main:
@@ -933,6 +944,29 @@ class LiveRun:
         if self._own_loop:
             self.loop.close()
 
+    def release(self) -> None:
+        """After `close`, of a run nothing reads again (no finding of it is recorded): cut the
+        references between the run, its clients and their connections, so that what the run
+        received is freed as soon as it is dropped rather than by the cyclic collector (whose
+        passes over every example's envelopes and states cost ~8% of a live step). Clients handed
+        to the pool keep their connection and the fold the next run adopts."""
+        pooled = {id(c) for c in self.pool.held()} if self.pool is not None else set()
+        for c in [*self.clients.values(), *self.observers.values()]:
+            if id(c) in pooled:
+                continue
+            if c.conn is not None:
+                c.conn.on_notification = _ignore
+            c.conn = None
+            c.view.envelopes, c.view.history, c.view.snapshots = [], {}, []
+            c.view.dispatches, c.by_seq = [], {}
+        self.clients, self.observers = {}, {}
+        self.obs = LiveObservation([], kinds=self.kinds, reduce=self.obs.reduce)
+        self.transcript.frames.clear()
+
+
+def _ignore(conn_id: int, method: str, params: dict[str, Any]) -> None:
+    """A released client's connection: late notifications go nowhere."""
+
 
 #: Keys whose value a host projects differently per client profile: collections are flattened for
 #: a peer without them (INV-040), working directories hidden from or singular for 0.6.0 (INV-046).
@@ -941,11 +975,21 @@ _PROJECTED_KEYS = frozenset({"attachments", "workingDirectories", "workingDirect
 
 def _projection_sensitive(value: Any) -> bool:
     """An action payload whose projection differs by client profile (see `_PROJECTED_KEYS`)."""
+    return bool(_projected_keys(value))
+
+
+def _projected_keys(value: Any, found: set[str] | None = None) -> set[str]:
+    """The `_PROJECTED_KEYS` an action payload holds, at any depth."""
+    found = set() if found is None else found
     if isinstance(value, dict):
-        return any(k in _PROJECTED_KEYS or _projection_sensitive(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_projection_sensitive(v) for v in value)
-    return False
+        for k, v in value.items():
+            if k in _PROJECTED_KEYS:
+                found.add(k)
+            _projected_keys(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            _projected_keys(v, found)
+    return found
 
 
 def _profile_rank(key: str) -> tuple[tuple[int, ...], int]:
