@@ -274,3 +274,35 @@ def test_the_campaign_reports_its_sampling_and_reuses_connections() -> None:
     assert settling["opsFolded"] > 0 and settling["pingsSkipped"] > 0
     if summary.examples > 1:
         assert settling["connectionsReused"] >= 4
+
+
+def test_a_released_run_frees_what_it_received_without_the_cyclic_collector(host: LiveTarget) -> None:
+    """A finished example's run is released (`LiveRun.release`): the references between the run,
+    its clients and their connections are cut, so its envelopes are freed by reference counting
+    when the run is dropped. Before, every example's envelopes and states waited for the cyclic
+    collector (most of the objects its passes found; ~8% of a live step in a profile). The
+    control: a run closed but not released keeps them until a collection."""
+    import gc
+    import weakref
+
+    def envelopes_left(release: bool) -> int:
+        run = LiveRun(host.url)
+        s = _setup(run, n=2)
+        assert run.apply({"op": "dispatch", "client": 0, "channel": s,
+                          "action": {"type": "session/titleChanged", "title": "t"}}) == []
+        refs = [weakref.ref(e) for c in run.clients.values() for e in c.view.envelopes]
+        assert refs
+        run.close()
+        if release:
+            run.release()
+        del run
+        return sum(r() is not None for r in refs)
+
+    gc.collect()
+    gc.disable()
+    try:
+        assert envelopes_left(release=True) == 0
+        assert envelopes_left(release=False) > 0
+    finally:
+        gc.enable()
+        gc.collect()
