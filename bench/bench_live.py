@@ -35,7 +35,10 @@ Hypothesis fills, a seeded PRNG) against the Hypothesis live lane (`lane="hypoth
 baseline: every choice a Hypothesis draw), both on `host:embedded` with every live check, and the
 in-process fast lane (`ahp-fuzz run --target reference` as the command line configures it) in the
 same rounds, alternating: steps/s, CPU, frames per step and second, milliseconds per step per
-phase (report.json `liveSpeed`), and the live fast lane's rate as a fraction of the in-process one.
+phase (report.json `liveSpeed`), the cyclic garbage collector's time and the objects it found
+per step (`gc.callbacks`: what reference counting did not free), and the live fast lane's rate
+as a fraction of the in-process one. To compare two commits, run this script from each checkout
+at the same time (the same load for both): `PYTHONPATH=CHECKOUT python CHECKOUT/bench/bench_live.py`.
 
 Part `clean` — `--clean-seeds` clean runs of the live fast lane (`--clean-seconds` each) against
 `host:embedded`: findings (there must be none) and steps.
@@ -50,6 +53,7 @@ fast lane and Hypothesis lane alternating: seconds until the first finding of th
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import statistics
@@ -95,13 +99,38 @@ class Measured:
         self.stats.update(stats or {})
 
 
+class GcClock:
+    """The cyclic garbage collector's passes while it is on (`gc.callbacks`): seconds and the
+    objects they found, in all."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collected = 0
+        self._t0 = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._t0
+            self.collected += int(info.get("collected", 0))
+
+    def __enter__(self) -> GcClock:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
 def machine_speed(spec: str, seconds: float, seed: int, options: dict[str, Any]) -> tuple[int, float, Counter[str]]:
     events: list[Any] = []
-    summary = run_live_campaign(
-        LiveConfig(None, spec, seed=seed, budget_s=seconds, control=RunControl(seconds),
-                   shrink_budget_s=1.0, max_findings=50, **options),
-        EventBus(events.append),
-    )
+    with GcClock() as clock:
+        summary = run_live_campaign(
+            LiveConfig(None, spec, seed=seed, budget_s=seconds, control=RunControl(seconds),
+                       shrink_budget_s=1.0, max_findings=50, **options),
+            EventBus(events.append),
+        )
     assert not summary.findings, [(f.invariant, f.message) for f in summary.findings]
     done = [e for e in events if isinstance(e, RunFinished)]
     settling = done[0].extra.get("liveSettling", {}) if done else {}
@@ -109,6 +138,8 @@ def machine_speed(spec: str, seconds: float, seed: int, options: dict[str, Any])
     phases = done[0].extra.get("liveSpeed", {}).get("phaseSeconds", {}) if done else {}
     for k, v in phases.items():  # milliseconds, summed (Counter holds ints)
         out[f"phase:{k}"] += round(1000 * v)
+    out["gc:ms"] += round(1000 * clock.seconds)
+    out["gc:collected"] += clock.collected
     return summary.steps, summary.elapsed_s, out
 
 
@@ -251,17 +282,19 @@ def detect_rows(new: dict[str, list[float | None]], old: dict[str, list[float | 
 
 def lane_rows(fast: Measured, hyp: Measured, inproc: Measured) -> list[str]:
     lines = ["| what | steps | seconds | steps/s | CPU ms/step | steps per CPU-s | frames/step | frames/s "
-             "| draw ms/step | send ms/step | settle ms/step | checks ms/step | other ms/step |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| draw ms/step | send ms/step | settle ms/step | checks ms/step | other ms/step "
+             "| GC ms/step | GC objects/step |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, m in (("live fast lane (new default)", fast), ("live Hypothesis lane (baseline)", hyp)):
         per = max(1, m.steps)
         ph = [m.stats[f"phase:{k}"] / per for k in ("draw", "send", "settle", "checks", "other")]
         lines.append(f"| {name}, host:embedded | {m.steps} | {m.wall:.1f} | **{m.steps / m.wall:.0f}** | "
                      f"{m.cpu * 1000 / per:.2f} | {m.steps / m.cpu:.0f} | {m.stats['frames'] / per:.1f} | "
-                     f"{m.stats['frames'] / m.wall:.0f} | " + " | ".join(f"{x:.3f}" for x in ph) + " |")
+                     f"{m.stats['frames'] / m.wall:.0f} | " + " | ".join(f"{x:.3f}" for x in ph)
+                     + f" | {m.stats['gc:ms'] / per:.3f} | {m.stats['gc:collected'] / per:.0f} |")
     lines.append(f"| in process, fast lane, reference | {inproc.steps} | {inproc.wall:.1f} | "
                  f"**{inproc.steps / inproc.wall:.0f}** | {inproc.cpu * 1000 / max(1, inproc.steps):.3f} | "
-                 f"{inproc.steps / inproc.cpu:.0f} | | | | | | | |")
+                 f"{inproc.steps / inproc.cpu:.0f} | | | | | | | | | |")
     f_rate, h_rate, i_rate = fast.steps / fast.wall, hyp.steps / hyp.wall, inproc.steps / inproc.wall
     return [*lines, "",
             f"* live fast ÷ live Hypothesis: **{f_rate / h_rate:.2f}×** steps/s, "
