@@ -44,6 +44,7 @@ from harness.invariants.live.base import (
     SessionFacts,
     Snapshot,
     profile_key,
+    profile_rank,
     state_difference,
 )
 from harness.invariants.live.checks import check_live
@@ -683,14 +684,14 @@ class LiveRun:
         like = self._profiles()
         touched, rejected, projected, by_version = self._op_effects()
         # per negotiated version, the richest profile: where a version-only projection shows
-        versions = {key: max((k for k in like if k.partition("|")[0] == key.partition("|")[0]), key=_profile_rank)
+        versions = {key: max((k for k in like if k.partition("|")[0] == key.partition("|")[0]), key=profile_rank)
                     for key in like}
         for key in like:
             self._dirty.setdefault(key, set()).update(touched)
         n = self.steps
         full = n % self.full_every == 0
         sampled = not full and n % self.policy.every == 0
-        main = max(like, key=_profile_rank) if like else None
+        main = max(like, key=profile_rank) if like else None
         wanted: dict[str, set[str] | None] = {}
         if full:
             wanted = dict.fromkeys(like)
@@ -707,7 +708,7 @@ class LiveRun:
                     want |= rejected
                 wanted[key] = want
             if sampled and like:
-                keys = sorted(like, key=_profile_rank, reverse=True)
+                keys = sorted(like, key=profile_rank, reverse=True)
                 turn = keys[self._sampled % len(keys)]
                 self._sampled += 1
                 wanted[turn] = (wanted[turn] or set()) | self._dirty.get(turn, set())
@@ -990,17 +991,6 @@ def _projected_keys(value: Any, found: set[str] | None = None) -> set[str]:
         for v in value:
             _projected_keys(v, found)
     return found
-
-
-def _profile_rank(key: str) -> tuple[tuple[int, ...], int]:
-    """Richest profile first when maximal: newest version, then collections before flat (the
-    order `LiveObservation.main_fresh` uses)."""
-    version, _, shown = key.partition("|")
-    try:
-        v = tuple(int(x) for x in version.split("."))
-    except ValueError:
-        v = ()
-    return v, {"collections": 2, "flat": 1}.get(shown, 0)
 
 
 def _reducer() -> Callable[[str, str, State, Any], State]:

@@ -24,6 +24,7 @@ import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from harness.spec.versions import is_newer_than, parse_version
@@ -418,16 +419,7 @@ class LiveObservation:
         before flat): the one whose view of sessions and chats holds every field."""
         if not self.fresh:
             return {}
-
-        def rank(key: str) -> tuple[tuple[int, ...], int]:
-            version, _, shown = key.partition("|")
-            try:
-                v = tuple(int(x) for x in version.split("."))
-            except ValueError:
-                v = ()
-            return v, {"collections": 2, "flat": 1}.get(shown, 0)
-
-        return self.fresh[max(self.fresh, key=rank)]
+        return self.fresh[max(self.fresh, key=profile_rank)]
 
     def fresh_for(self, c: ClientView) -> dict[str, Snapshot]:
         return self.fresh.get(profile_key(c.version, c.collections), {})
@@ -440,6 +432,18 @@ class LiveObservation:
 
     def new_commands(self, c: ClientView) -> list[Command]:
         return c.commands[self.since_cmd.get(c.index, 0) :]
+
+
+@lru_cache(maxsize=64)
+def profile_rank(key: str) -> tuple[tuple[int, ...], int]:
+    """How rich a profile (`profile_key`) is: newest version first, then collections before
+    flat — the richest profile's view of sessions and chats holds every field."""
+    version, _, shown = key.partition("|")
+    try:
+        v = tuple(int(x) for x in version.split("."))
+    except ValueError:
+        v = ()
+    return v, {"collections": 2, "flat": 1}.get(shown, 0)
 
 
 def profile_key(version: str | None, collections: bool | None) -> str:
