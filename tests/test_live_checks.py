@@ -271,6 +271,31 @@ def empty_subset_dropped(ok: bool) -> LiveObservation:
     return obs(c)
 
 
+def _chat_added(dirs: list[str]) -> dict:
+    return {"type": "session/chatAdded", "summary": {"resource": C2, "title": "", "status": 1,
+                                                     "modifiedAt": "x", "workingDirectories": dirs}}
+
+
+def empty_subset_dropped_in_catalog(ok: bool) -> LiveObservation:
+    c = client()
+    c.commands.append(Command("createChat", {"channel": S, "chat": C2, "workingDirectories": []}))
+    c.envelopes.append(env(4, S, _chat_added([] if ok else ["file:///a"])))
+    return obs(c)
+
+
+def test_a_rejected_chat_added_is_not_the_catalog_entry() -> None:
+    """Seen in a 20-minute clean host:embedded campaign: the server-only scenario dispatched a
+    `session/chatAdded` naming a chat the run had created with `workingDirectories: []`, with
+    other directories; the host rightly rejected it, and INV-033 read the rejected echo as the
+    catalog entry (a false finding). A rejected envelope is not state."""
+    c = client()
+    c.commands.append(Command("createChat", {"channel": S, "chat": C2, "workingDirectories": []}))
+    own(c, 1, S, _chat_added(["file:///a"]), echo_seq=5, rejection="server-only action")
+    assert not [v for v in check_live(obs(c), only={"INV-033"})]
+    c.envelopes.append(env(6, S, _chat_added(["file:///a"])))  # the control: the host's own
+    assert [v.invariant for v in check_live(obs(c), only={"INV-033"})] == ["INV-033"]
+
+
 COLLECTION = {"type": "collection", "label": "form", "_meta": {"group": "g"},
               "attachments": [{"type": "simple", "label": "a", "_meta": {"part": 1}},
                               {"type": "simple", "label": "b"}]}
@@ -408,7 +433,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-031": [subset_outside, create_chat_outside,
                 must_reject("INV-031", {"type": "chat/workingDirectorySet", "directory": "file:///z"})],
     "INV-032": [primary_moved, must_reject("INV-032", {"type": "session/workingDirectoryRemoved", "directory": "file:///a"}, S)],
-    "INV-033": [empty_subset_dropped],
+    "INV-033": [empty_subset_dropped, empty_subset_dropped_in_catalog],
     "INV-037": [must_reject("INV-037", _turn([{"type": "collection", "label": "e", "attachments": []}]))],
     "INV-038": [metadata_merged],
     "INV-039": [snapshot_loses_collection],

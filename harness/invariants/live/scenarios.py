@@ -148,6 +148,8 @@ def absent_vs_empty(obs: LiveObservation) -> Iterator[str]:
                 if got != []:
                     yield f"client {c.index}: {chat} was created with workingDirectories [] but its snapshot has {got!r}"
             for e in obs.new_envelopes(c):  # each envelope is checked once, in the op it came
+                if e.rejected:
+                    continue  # a rejected dispatch (a server-only probe naming the chat) is no entry
                 summary = e.action.get("summary") if isinstance(e.action, dict) else None
                 if e.type == "session/chatAdded" and isinstance(summary, dict) and summary.get("resource") == chat:
                     got = summary.get("workingDirectories", "<absent>")
