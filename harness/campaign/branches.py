@@ -24,27 +24,13 @@ from harness.report.coverage import new_coverage, summary_of
 
 _Call = tuple[Any, str, Any, Any, int]
 
-#: Recorded calls at most, before the batch is replayed (from inside the run, at the next call).
-#: A batch holds the states and actions it names, which would otherwise die with their
-#: examples: a reference worker's chunk recorded ≈ 6,000 calls holding 12–38 MB, whose peaks
-#: pymalloc's arenas kept (RSS +45 MB in 3 minutes; bench/results/campaign.md "Issue 25, memory").
-MAX_BATCH = 1_000
-
 
 class ReduceRecorder:
-    """Records `Model.reduce` calls process-wide while installed (a class-level wrapper).
+    """Records `Model.reduce` calls process-wide while installed (a class-level wrapper)."""
 
-    `full`, when given, is called as soon as `max_batch` calls are recorded (before the call
-    that filled the batch is reduced): `BranchSampler` replays the batch then, so the recorder
-    never holds more than `max_batch` calls' inputs."""
-
-    def __init__(
-        self, full: Callable[[], object] | None = None, max_batch: int = MAX_BATCH
-    ) -> None:
+    def __init__(self) -> None:
         self.calls: list[_Call] = []
         self._original: Callable[..., Any] | None = None
-        self.full = full
-        self.max_batch = max_batch
 
     def install(self) -> None:
         if self._original is not None:
@@ -54,8 +40,6 @@ class ReduceRecorder:
 
         def recording_reduce(model: Any, kind: str, state: Any, action: Any, now_ms: int) -> Any:
             calls.append((model, kind, state, action, now_ms))
-            if self.full is not None and len(calls) >= self.max_batch:
-                self.full()
             return original(model, kind, state, action, now_ms)
 
         Model.reduce = recording_reduce  # type: ignore[method-assign]
@@ -95,10 +79,9 @@ class BranchSampler:
             raise ValueError(f"unknown coverage mode {mode!r}")
         self.mode = mode
         self.cov = new_coverage(data_file)
-        self.recorder = ReduceRecorder(self.flush) if mode == "replay" else None
+        self.recorder = ReduceRecorder() if mode == "replay" else None
         self.running = False
         self.replayed = 0
-        self._replaying = False
 
     def start(self) -> None:
         if self.running:
@@ -121,15 +104,13 @@ class BranchSampler:
 
     def flush(self) -> None:
         """Replay what was recorded so far under coverage (replay mode; no-op when tracing)."""
-        if self.recorder is None or not self.recorder.calls or self._replaying:
+        if self.recorder is None or not self.recorder.calls:
             return
-        self._replaying = True
         self.cov.start()
         try:
             self.replayed += self.recorder.replay()
         finally:
             self.cov.stop()
-            self._replaying = False
 
     def summary(self, *, with_files: bool = False) -> dict[str, Any]:
         self.flush()
