@@ -36,13 +36,18 @@ def no_automatic_collections() -> Iterator[None]:
 
 
 def _runs_tracked_after_each_chunk(collect_every: int | None) -> list[int]:
-    """How many `LiveRun`s the collector still tracks (alive or dead, not yet freed) at each
-    chunk's `Progress`."""
+    """How many more `LiveRun`s the collector tracks (alive or dead, not yet freed) at each
+    chunk's `Progress` than before the campaign (earlier tests may keep runs of their own)."""
     counts: list[int] = []
+
+    def tracked() -> int:
+        return sum(1 for o in gc.get_objects() if type(o) is LiveRun)
+
+    before = tracked()
 
     def on(e: Any) -> None:
         if isinstance(e, Progress):
-            counts.append(sum(1 for o in gc.get_objects() if type(o) is LiveRun))
+            counts.append(tracked() - before)
 
     summary = run_live_campaign(
         LiveConfig(
