@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import json
 import linecache
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -55,6 +57,85 @@ def _malloc_trim() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+def malloc_figures() -> dict[str, float]:
+    """Where this process's memory is, in MB: glibc malloc (`mallinfo2`: `sbrk` = the main
+    arena's brk heap, `mmap` = chunks it mapped on their own, `in use` / `free` in its arenas),
+    CPython's small-object allocator (`pymalloc`: its arenas, 1 MiB each, and the bytes of live
+    blocks in them — `sys._debugmallocstats`), and the RSS of the `[heap]` mapping and of the
+    anonymous mappings (`/proc/self/smaps`: pymalloc arenas and glibc's mmapped chunks)."""
+    out: dict[str, float] = {}
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = _Mallinfo2
+        mi = libc.mallinfo2()
+        mb = 2**20
+        out |= {
+            "sbrk": mi.arena / mb,
+            "mmap": mi.hblkhd / mb,
+            "in use": mi.uordblks / mb,
+            "free": mi.fordblks / mb,
+        }
+    text = _debugmallocstats()
+    for key, pattern in (
+        ("pymalloc", r"(\d+) arenas \* \d+ bytes/arena"),
+        ("py blocks", r"# bytes in allocated blocks\s*=\s*([\d,]+)"),
+    ):
+        m = re.search(pattern, text)
+        if m:
+            n = int(m.group(1).replace(",", ""))
+            out[key] = n if key == "pymalloc" else n / 2**20
+    heap = anon = 0
+    name = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/smaps").read_text().splitlines():
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                parts = line.split()
+                name = parts[5] if len(parts) > 5 else ""
+            elif line.startswith("Rss:"):
+                kb = int(line.split()[1])
+                if name == "[heap]":
+                    heap += kb
+                elif name == "":
+                    anon += kb
+    out["[heap]"], out["anon"] = heap / 1024, anon / 1024
+    return out
+
+
+def _debugmallocstats() -> str:
+    """`sys._debugmallocstats()`'s report (it writes to the C stderr: fd 2, caught in a file)."""
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as f:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(f.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        return f.read()
+
+
 def rss_mb(pid: int | str = "self") -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -79,8 +160,13 @@ class _Wire:
         self.snap = snap
         self.rows: list[tuple[float, int, float | None, float]] = []
         self.steps = 0
+        self.malloc_rows = []
 
     trim: bool = False
+    malloc: bool = False
+    collect: bool = False
+    top: int = 12
+    malloc_rows: list[tuple[float, dict[str, float]]]
     census: bool | None = None
     census_first: Counter[str] | None = None
 
@@ -99,6 +185,42 @@ class _Wire:
             f"  {el:6.0f}s: {self.steps} steps, RSS {self.rows[-1][2]:.1f} MB, traced {traced:.1f} MB",
             flush=True,
         )
+        if self.malloc:
+            figures = malloc_figures()
+            self.malloc_rows.append((el, figures))
+            print("          " + ", ".join(f"{k} {v:.1f}" for k, v in figures.items()), flush=True)
+        if self.collect:
+            import gc
+
+            gc.set_debug(gc.DEBUG_SAVEALL)  # the unreachable objects kept, to be counted
+            t = time.perf_counter()
+            found = gc.collect()
+            ms = 1000 * (time.perf_counter() - t)
+            gc.set_debug(0)
+            kinds = Counter(type(o).__qualname__ for o in gc.garbage)
+            gc.garbage.clear()
+            gc.collect()
+            after = malloc_figures() if self.malloc else {}
+            print(
+                f"          gc.collect(): {found} unreachable objects in {ms:.0f} ms, "
+                f"{len(gc.get_objects())} tracked left"
+                + (
+                    "; after: " + ", ".join(f"{k} {v:.1f}" for k, v in after.items())
+                    if after
+                    else ""
+                ),
+                flush=True,
+            )
+            print(
+                "          unreachable by type: "
+                + ", ".join(f"{k} {n}" for k, n in kinds.most_common(self.top)),
+                flush=True,
+            )
+        if self.census and self.census_first is None:
+            import gc
+
+            gc.collect()
+            self.census_first = census()
         if self.snap and self.first is None and len(self.rows) >= 1:
             self.first = tracemalloc.take_snapshot()
 
@@ -127,6 +249,9 @@ def trace(args: argparse.Namespace) -> int:
         tracemalloc.start(args.frames)
     wire = _Wire(args.sample_minutes, snap=not args.no_trace)
     wire.trim = args.trim
+    wire.malloc = args.malloc
+    wire.collect = args.collect
+    wire.top = args.top
     wire.census = True if args.census else None
     run_worker(spec, wire)  # type: ignore[arg-type]
     rows = wire.rows
@@ -313,6 +438,16 @@ def main() -> int:
         "--census", action="store_true", help="objects by type at the first sample and the end"
     )
     t.add_argument("--trim", action="store_true", help="malloc_trim(0) at every progress message")
+    t.add_argument(
+        "--malloc",
+        action="store_true",
+        help="per sample: glibc malloc's and pymalloc's figures, [heap] and anonymous RSS",
+    )
+    t.add_argument(
+        "--collect",
+        action="store_true",
+        help="per sample: a full gc.collect() and what it found (garbage awaiting the collector)",
+    )
     c = sub.add_parser("campaign")
     c.add_argument("--target", default="reference")
     c.add_argument("--minutes", type=float, default=30.0)

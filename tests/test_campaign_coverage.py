@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from harness.campaign import branches
 from harness.campaign.branches import BranchSampler
+from harness.campaign.outcomes import OutcomeMatrix
+from harness.campaign.worker import _step_hook
 from harness.engine.events import EventBus
 from harness.engine.run import RunConfig, run_campaign
 from harness.reference import Profile
@@ -14,18 +19,33 @@ from harness.targets.reference import ReferenceTarget
 KINDS = ("chat", "session")
 
 
-def _measured(mode: str) -> dict[str, Any]:
+def _measured(mode: str, *, worker_hook: bool = False, held: list[int] | None = None) -> dict[str, Any]:
+    """The branches a small reference run takes, measured by `mode`; `worker_hook`: with the
+    campaign worker's step hook (outcome matrix, bounded batch); `held`: the recorded calls the
+    recorder held at each of its replays."""
     profile = Profile.named("0.7.0")
     sampler = BranchSampler(mode=mode)
+    if held is not None and sampler.recorder is not None:
+        recorder, replay = sampler.recorder, sampler.recorder.replay
+
+        def counted_replay() -> int:
+            held.append(len(recorder.calls))
+            return replay()
+
+        recorder.replay = counted_replay  # type: ignore[method-assign]
+    hook = _step_hook(OutcomeMatrix(profile.version), sampler) if worker_hook else None
     config = RunConfig(target=ReferenceTarget(profile), target_spec="reference", target_is_model=True,
                        profile=profile, seed=11, budget_s=None, max_chunks=1, chunk_examples=3, max_steps=12,
-                       kinds=KINDS)
+                       kinds=KINDS, step_hook=hook)
     sampler.start()
     try:
         summary = run_campaign(config, EventBus())
     finally:
         sampler.stop()
     assert summary.steps > 0
+    # the reference against itself: a finding would be the measuring's (a replay inside a
+    # watched reducer call is counted as that call's clock reads: INV-002.clock)
+    assert summary.findings == [], [f.invariant for f in summary.findings]
     return sampler.summary(with_files=True)
 
 
@@ -44,3 +64,18 @@ def test_replay_measures_the_reducers_like_the_tracer_does() -> None:
         assert r[name] == t[name], name  # reached only through Model.reduce: identical
     for name in t:
         assert r.get(name, 0) <= t[name], name  # never more than the run really executed
+
+
+def test_a_worker_replays_a_bounded_batch_between_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's step hook replays the recorded batch once it holds `MAX_BATCH` calls, so the
+    recorder keeps at most that (and one step's calls) of the run's states alive; the branches
+    are the same, and nothing is reported. The control: without the hook this run's batch grows
+    far beyond the bound (369 calls)."""
+    monkeypatch.setattr(branches, "MAX_BATCH", 40)
+    held: list[int] = []
+    bounded = _measured("replay", worker_hook=True, held=held)
+    assert len(held) > 2 and max(held) < 80, held
+    control: list[int] = []
+    unbounded = _measured("replay", held=control)
+    assert max(control) > 80, control
+    assert _taken(bounded) == _taken(unbounded)

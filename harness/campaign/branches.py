@@ -24,6 +24,12 @@ from harness.report.coverage import new_coverage, summary_of
 
 _Call = tuple[Any, str, Any, Any, int]
 
+#: Recorded calls a worker lets the recorder hold before it replays them (`flush_when_full`,
+#: between steps): a batch holds the states and actions it names, which would otherwise die with
+#: their examples — a reference worker's chunk recorded ≈ 6,000 calls holding 12–38 MB, whose
+#: peaks pymalloc's arenas kept (bench/results/campaign.md "Issue 25, memory").
+MAX_BATCH = 1_000
+
 
 class ReduceRecorder:
     """Records `Model.reduce` calls process-wide while installed (a class-level wrapper)."""
@@ -111,6 +117,13 @@ class BranchSampler:
             self.replayed += self.recorder.replay()
         finally:
             self.cov.stop()
+
+    def flush_when_full(self) -> None:
+        """`flush()` once `MAX_BATCH` calls are recorded. Only between steps: a replay inside a
+        `Model.reduce` call would be seen by whatever watches that call (the clock probe counts
+        the reads of the reducers it runs: INV-002.clock)."""
+        if self.recorder is not None and len(self.recorder.calls) >= MAX_BATCH:
+            self.flush()
 
     def summary(self, *, with_files: bool = False) -> dict[str, Any]:
         self.flush()

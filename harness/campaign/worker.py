@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
@@ -177,6 +178,25 @@ class WorkerSink:
             self.sent = event.coverage
 
 
+StepHook = Callable[[str, Any, Any, Any, bool], str | None]
+
+
+def _step_hook(matrix: OutcomeMatrix | None, sampler: BranchSampler | None) -> StepHook | None:
+    """The engine's step hook: the outcome matrix, and — after each valid step, outside every
+    reducer call — the coverage sampler's bounded batch (`BranchSampler.flush_when_full`). Without
+    a matrix (`steer` off) there is no hook (a hook turns the engine's outcome feedback on), and
+    the sampler replays at the chunk's end only."""
+    if matrix is None or sampler is None:
+        return matrix
+
+    def hook(kind: str, before: Any, action: Any, after: Any, malformed: bool) -> str | None:
+        outcome = matrix(kind, before, action, after, malformed)
+        sampler.flush_when_full()
+        return outcome
+
+    return hook
+
+
 def run_worker(spec: WorkerSpec, wire: Wire) -> int:
     from harness.targets.base import open_target
 
@@ -217,7 +237,7 @@ def run_worker(spec: WorkerSpec, wire: Wire) -> int:
         probe_every=spec.probe_every if spec.probe_every is not None else (1 if is_model else 25),
         database=Path(spec.database) if spec.database else None,
         shrink_budget_s=spec.shrink_budget_s,
-        step_hook=matrix,
+        step_hook=_step_hook(matrix, sampler),
         control=control,
         lane=spec.lane,
     )
