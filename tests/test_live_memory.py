@@ -1,11 +1,13 @@
-"""A live campaign's memory: the dead examples of a chunk are freed before the next chunk.
+"""A live campaign's memory: a chunk's dead examples are freed as they end.
 
-An example's objects (its `LiveRun`, clients, views, transcript, closed connections) are
-reference cycles, so only the garbage collector frees them, and CPython's own schedule — with
-the campaign's raised `gc_threshold` — let hundreds of MB of them pile up between two full
-collections (bench/results/campaign.md, "Issue 25, memory"). `LiveConfig.collect_every` runs a
-full collection between chunks. The collector's automatic schedule is switched off here, so
-that only the campaign's own collections count (no test of how much memory a process holds).
+A finished example's run is released (`LiveRun.release`): the references between the run, its
+clients and their connections are cut, so reference counting frees its objects when the
+example ends. Before, they were reference cycles that only the garbage collector freed, and
+CPython's own schedule — with the campaign's raised `gc_threshold` — let hundreds of MB of them
+pile up between two full collections (bench/results/campaign.md, "Issue 25, memory");
+`LiveConfig.collect_every` (a full collection between chunks) is the net under what is left.
+The collector's automatic schedule is switched off here, so that only what the campaign frees
+counts (no test of how much memory a process holds).
 """
 
 from __future__ import annotations
@@ -71,8 +73,8 @@ def _runs_tracked_after_each_chunk(collect_every: int | None) -> list[int]:
 
 @pytest.mark.live
 @pytest.mark.usefixtures("no_automatic_collections")
-def test_a_chunks_dead_examples_are_freed_before_the_next_chunk() -> None:
-    counts = _runs_tracked_after_each_chunk(collect_every=1)
+def test_a_chunks_dead_examples_are_freed_as_they_end() -> None:
+    counts = _runs_tracked_after_each_chunk(collect_every=None)
     assert len(counts) == CHUNKS
     # what is left: at most the runs whose clients wait in the connection pool
     assert max(counts) < EXAMPLES, counts
@@ -80,9 +82,19 @@ def test_a_chunks_dead_examples_are_freed_before_the_next_chunk() -> None:
 
 @pytest.mark.live
 @pytest.mark.usefixtures("no_automatic_collections")
-def test_without_the_collection_every_dead_example_stays() -> None:
-    """The control: without `collect_every` (and no automatic collection) every example of the
-    campaign is still in memory at the end — its objects are reference cycles. Should this fail,
-    the examples no longer make cycles and `collect_every` may no longer be needed."""
+def test_without_release_every_dead_example_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: runs not released are reference cycles — without a collection every example
+    of the campaign is still in memory at the end."""
+    monkeypatch.setattr(LiveRun, "release", lambda self: None)
     counts = _runs_tracked_after_each_chunk(collect_every=None)
     assert counts[-1] >= CHUNKS * EXAMPLES, counts
+
+
+@pytest.mark.live
+@pytest.mark.usefixtures("no_automatic_collections")
+def test_the_full_collection_between_chunks_frees_what_release_did_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The net (`collect_every`): with runs left as cycles, a full collection after every chunk
+    frees the chunk's dead examples before the next."""
+    monkeypatch.setattr(LiveRun, "release", lambda self: None)
+    counts = _runs_tracked_after_each_chunk(collect_every=1)
+    assert max(counts) < EXAMPLES, counts

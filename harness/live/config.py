@@ -75,15 +75,14 @@ class LiveConfig:
     #: default (700) the collector ran ~0.6 collections per op, ~15% of a step's CPU (bench).
     gc_threshold: int | None = 20_000
     #: A full collection (`gc.collect()`) after every this many chunks; None or 0: CPython's own
-    #: schedule. An example's objects (its run, clients, views, transcripts, closed connections)
-    #: are reference cycles, so only the collector frees them; they outlive the young
-    #: generations, and CPython runs a full collection only once the objects promoted since the
-    #: last one reach a quarter of the long-lived ones — with `gc_threshold` raised, hundreds of MB
-    #: of dead examples in between, whose peak the process's RSS keeps (pymalloc returns an arena
-    #: only when it is empty). Collected per chunk, a worker stays near 100 MB instead of
-    #: 400-500 MB, for about the same collector time: the garbage is the same, freed in smaller
-    #: batches (bench/results/campaign.md, "Issue 25, memory").
-    collect_every: int | None = 1
+    #: schedule. A finished example's run is released (`LiveRun.release`), so its objects are
+    #: freed by reference counting when it ends; before, they were reference cycles that — with
+    #: `gc_threshold` raised — piled up to hundreds of MB between CPython's rare full collections,
+    #: a peak the process's RSS kept (pymalloc returns an arena only when it is empty). What is
+    #: left for the collector (the Hypothesis engine's fills, a failing example's run) is small;
+    #: this full collection is the net under it, rare because it walks the whole heap (~66 ms per
+    #: pass in a live worker: every chunk would cost ~4% of a step, bench/results/campaign.md).
+    collect_every: int | None = 20
     #: For `host:embedded…`: serve a host of the same spelling (defects, options) on the campaign's
     #: own event loop and fuzz that one (host and clients in one thread); False: fuzz `url`.
     host_in_loop: bool = True
