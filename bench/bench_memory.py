@@ -8,7 +8,11 @@ the engine or the live campaign, its coverage sampler and outcome matrix) in thi
 `tracemalloc` (slower: the rates of this part are not throughput figures), a snapshot after the
 first sample and one at the end; the `--top` allocation sites whose live size grew most between
 the two, and the process's RSS and traced size per sample. `--no-trace`: RSS only, full speed;
-`--no-coverage`: without the coverage sampler (to tell its share).
+`--no-coverage`: without the coverage sampler (to tell its share); `--malloc`: per sample,
+glibc's `mallinfo2` (brk heap, mmapped chunks, in use, free), pymalloc's arenas and the bytes
+of its live blocks (`sys._debugmallocstats`), the RSS of `[heap]` and of anonymous mappings;
+`--collect`: a full `gc.collect()` per sample — what it found, by type, and the figures after
+it (garbage that was waiting for the collector); `--census`: objects by type, growth.
 
 Part `campaign` — what a night costs: `ahp-fuzz campaign --workers 1 --minutes N --target T` as
 a user runs it (a subprocess), the worker's RSS (`/proc/<pid>/status` VmRSS) sampled every
