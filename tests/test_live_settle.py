@@ -68,6 +68,26 @@ def test_barrier_pings_the_sender_and_proves_the_others_caught_up(host: LiveTarg
         run.close()
 
 
+def test_a_subscribe_answer_is_its_senders_barrier(host: LiveTarget) -> None:
+    """Lean settling: the answer to a subscribe (or to a connect's initialize) proves the host
+    handled everything the client sent before it, as a ping's would — no ping follows; a
+    dispatch, a notification without an answer, still gets one (the control)."""
+    run = LiveRun(host.url)
+    try:
+        s = _setup(run, n=1)
+        assert run.apply({"op": "command", "client": 0, "method": "createChat",
+                          "params": {"channel": s, "chat": f"ahp-chat:/fz-{run.token}-c9"}}) == []
+        before = len(run.transcript.frames)
+        assert run.apply({"op": "subscribe", "client": 0, "channel": f"ahp-chat:/fz-{run.token}-c9"}) == []
+        assert _sent(run, "subscribe", before) >= 1 and _sent(run, "ping", before) == 0
+        before = len(run.transcript.frames)
+        assert run.apply({"op": "dispatch", "client": 0, "channel": s,
+                          "action": {"type": "session/titleChanged", "title": "t"}}) == []
+        assert _sent(run, "ping", before) == 1
+    finally:
+        run.close()
+
+
 class _Conn:
     def __init__(self) -> None:
         self.closed = asyncio.Event()

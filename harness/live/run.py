@@ -582,7 +582,7 @@ class LiveRun:
 
     async def _settle_and_check(self, op: dict[str, Any] | None = None) -> list[Violation]:
         t0 = time.perf_counter()
-        await self._barrier(None if op is None else self._sources(op))
+        await self._barrier(None if op is None else self._sources(op), answered=_answered(op))
         if self.echoes_lost < ECHOES_LOST_ENOUGH:  # a host that loses echoes is not waited for again
             deadline = time.monotonic() + self.drain_s
             while self._awaiting_echo():
@@ -972,6 +972,17 @@ def _ignore(conn_id: int, method: str, params: dict[str, Any]) -> None:
 #: Keys whose value a host projects differently per client profile: collections are flattened for
 #: a peer without them (INV-040), working directories hidden from or singular for 0.6.0 (INV-046).
 _PROJECTED_KEYS = frozenset({"attachments", "workingDirectories", "workingDirectory", "directory"})
+
+
+#: Ops whose every frame is a request the host answered before the op returned (an op whose
+#: answer did not come fails with TARGET-TIMEOUT): `subscribe`, and `connect` (`initialize`, or
+#: nothing at all for a pooled connection). The host answers in order on a connection, so the
+#: answer is the sender's barrier, as a ping's would be — and a subscribe causes no envelopes.
+_ANSWERED_OPS = frozenset({"subscribe", "connect"})
+
+
+def _answered(op: dict[str, Any] | None) -> bool:
+    return op is not None and op.get("op") in _ANSWERED_OPS
 
 
 def _projection_sensitive(value: Any) -> bool:
