@@ -22,8 +22,11 @@ T = TypeVar("T")
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 #: Memoize a strategy factory (Hypothesis strategies are immutable, and building them is far
-#: more expensive than drawing from them). Bounded: at most 512 argument combinations each.
-memo = functools.lru_cache(maxsize=512)
+#: more expensive than drawing from them). Bounded: at most 64 argument combinations each — the
+#: arguments are often drawn from states (ids, directory lists), so a cache fills for as long as a
+#: campaign meets new states, and 81 factories × 512 strategy trees made a reference worker grow
+#: ≈ 1.2 MB a minute for its first half hour (bench/results/campaign.md).
+memo = functools.lru_cache(maxsize=64)
 
 # --- id pools ------------------------------------------------------------------------------
 

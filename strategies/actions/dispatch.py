@@ -81,7 +81,7 @@ def _known_types(kind: str, version: object, types: tuple[str, ...] | None) -> t
 _RESOLUTION: Final = 4
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=128)  # each holds a list of up to ~1,000 slots (bounded memory)
 def _index(weights: tuple[float, ...]) -> st.SearchStrategy[int]:
     """An index into `weights`, each drawn in proportion to its weight. Sampling one slot from
     a list in which each index appears in proportion keeps the choice uniform over slots and
