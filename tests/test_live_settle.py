@@ -69,9 +69,9 @@ def test_barrier_pings_the_sender_and_proves_the_others_caught_up(host: LiveTarg
 
 
 def test_a_subscribe_answer_is_its_senders_barrier(host: LiveTarget) -> None:
-    """Lean settling: the answer to a subscribe (or to a connect's initialize) proves the host
-    handled everything the client sent before it, as a ping's would — no ping follows; a
-    dispatch, a notification without an answer, still gets one (the control)."""
+    """Lean settling: the answer to a subscribe proves the host handled everything the client
+    sent before it, as a ping's would — no ping follows; a dispatch, a notification without an
+    answer, still gets one (the control)."""
     run = LiveRun(host.url)
     try:
         s = _setup(run, n=1)

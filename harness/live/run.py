@@ -975,10 +975,11 @@ _PROJECTED_KEYS = frozenset({"attachments", "workingDirectories", "workingDirect
 
 
 #: Ops whose every frame is a request the host answered before the op returned (an op whose
-#: answer did not come fails with TARGET-TIMEOUT): `subscribe`, and `connect` (`initialize`, or
-#: nothing at all for a pooled connection). The host answers in order on a connection, so the
-#: answer is the sender's barrier, as a ping's would be — and a subscribe causes no envelopes.
-_ANSWERED_OPS = frozenset({"subscribe", "connect"})
+#: answer did not come fails with TARGET-TIMEOUT): `subscribe`. The host answers in order on a
+#: connection, so the answer is the sender's barrier, as a ping's would be — and a subscribe
+#: causes no envelopes. A `connect` still pings: its ping is the run's first INV-H01 probe (a
+#: host silent on ping is known from the first op, and drained from then on).
+_ANSWERED_OPS = frozenset({"subscribe"})
 
 
 def _answered(op: dict[str, Any] | None) -> bool:
