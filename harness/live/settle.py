@@ -20,7 +20,8 @@ class SettlePolicy:
     finding replays with the snapshots that found it): the same checks on fewer frames —
 
     * `barrier="sources"`: ping the clients that sent this op's frames (the host answers in
-      order on a connection, so it has handled the op and everything before); every other client
+      order on a connection, so it has handled the op and everything before; after a subscribe
+      its answer is that barrier, `run._ANSWERED_OPS`); every other client
       is caught up once it holds every envelope those clients received since the last check on
       the channels it watches (rejections aside: a host may send them only to the sender; types
       newer than its version aside); only a client that still lacks one after a few loop turns,
