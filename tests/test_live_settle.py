@@ -18,7 +18,7 @@ from harness.live.client import DEFAULT_CLIENTS, SimClient
 from harness.live.loop import EventLoopThread
 from harness.live.pool import ConnectionPool
 from harness.live.replay import finding_from_run, replay_live
-from harness.live.run import LiveRun, _projection_sensitive
+from harness.live.run import LiveRun, _projected_keys
 from harness.live.settle import LEAN, THOROUGH, SettlePolicy
 from harness.targets.live import ROOT, LiveTarget
 from tests.live_setup import setup_session
@@ -134,10 +134,10 @@ def test_caught_up_needs_every_envelope_the_pinged_client_received() -> None:
 
 
 def test_projection_sensitive_payloads() -> None:
-    assert _projection_sensitive({"type": "chat/turnStarted", "message": {"text": "x", "attachments": []}})
-    assert _projection_sensitive({"type": "session/workingDirectorySet", "directory": "file:///a"})
-    assert _projection_sensitive({"type": "session/chatAdded", "summary": {"workingDirectories": []}})
-    assert not _projection_sensitive({"type": "session/titleChanged", "title": "workingDirectories"})
+    assert _projected_keys({"type": "chat/turnStarted", "message": {"text": "x", "attachments": []}}) == {"attachments"}
+    assert _projected_keys({"type": "session/workingDirectorySet", "directory": "file:///a"}) == {"directory"}
+    assert _projected_keys({"type": "session/chatAdded", "summary": {"workingDirectories": []}}) == {"workingDirectories"}
+    assert not _projected_keys({"type": "session/titleChanged", "title": "workingDirectories"})
 
 
 def test_lean_snapshots_a_rejected_action_applied_anyway_at_that_very_op() -> None:

@@ -265,8 +265,7 @@ class PoolDraws:
             return None
         sent = self._sent()
         t = action.get("type")
-        repeated = [k for k, v in action.items()
-                    if k != "type" and isinstance(v, str) and _is_id_key(k) and (t, k, v) in sent]
+        repeated = [k for k, v in _id_fields(action) if (t, k, v) in sent]
         if not repeated or any(":" in action[k] or _holds(state, action[k]) for k in repeated):
             return None
         out = dict(action)
@@ -294,8 +293,7 @@ class PoolDraws:
                 a = d.action
                 if isinstance(a, dict):
                     at = a.get("type")
-                    self._sent_ids.update((at, k, v) for k, v in a.items()
-                                          if k != "type" and isinstance(v, str) and _is_id_key(k))
+                    self._sent_ids.update((at, k, v) for k, v in _id_fields(a))
             self._sent_read[i] = (view, len(view.dispatches))
         return self._sent_ids
 
@@ -308,8 +306,7 @@ class PoolDraws:
             return False
         t = action.get("type")
         sent = self._sent()
-        return any((t, k, v) in sent for k, v in action.items()
-                   if k != "type" and isinstance(v, str) and _is_id_key(k))
+        return any((t, k, v) in sent for k, v in _id_fields(action))
 
     @staticmethod
     def _on_lane(
@@ -325,6 +322,11 @@ class PoolDraws:
         if repeats_an_id(action) or model.wire_problem(kind, action) is not None:
             return False
         return not FastLane._collides(model, kind, state, action, 0)
+
+
+def _id_fields(action: dict[str, Any]) -> list[tuple[str, str]]:
+    """An action's top-level id fields (key, id): what `_sent_before` compares."""
+    return [(k, v) for k, v in action.items() if k != "type" and isinstance(v, str) and _is_id_key(k)]
 
 
 def _holds(value: Any, text: str) -> bool:

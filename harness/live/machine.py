@@ -229,7 +229,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
                 _record_finding(rec.failure, cfg, chunk, loop, control, bus, summary, rec)
             chunk += 1
             if cfg.collect_every and chunk % cfg.collect_every == 0:
-                gc.collect()  # the chunk's dead examples are reference cycles (LiveConfig.collect_every)
+                gc.collect()  # the net under what released runs leave to the collector (LiveConfig.collect_every)
             summary.chunks = chunk
             summary.examples, summary.steps = rec.examples, rec.steps
             bus.emit(Progress(control.elapsed(), rec.examples, rec.steps, len(summary.findings),

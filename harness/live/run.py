@@ -683,9 +683,6 @@ class LiveRun:
         or full; folded views and the clients' own new snapshots everywhere else."""
         like = self._profiles()
         touched, rejected, projected, by_version = self._op_effects()
-        # per negotiated version, the richest profile: where a version-only projection shows
-        versions = {key: max((k for k in like if k.partition("|")[0] == key.partition("|")[0]), key=profile_rank)
-                    for key in like}
         for key in like:
             self._dirty.setdefault(key, set()).update(touched)
         n = self.steps
@@ -698,6 +695,9 @@ class LiveRun:
         else:
             command = op is not None and op.get("op") == "command"
             disputed = self._disputed_sessions()
+            # per negotiated version, the richest profile: where a version-only projection shows
+            versions = {key: max((k for k in like if k.partition("|")[0] == key.partition("|")[0]), key=profile_rank)
+                        for key in like}
             for key in like:
                 want = set(projected) | disputed
                 if versions[key] == key:
@@ -984,11 +984,6 @@ _ANSWERED_OPS = frozenset({"subscribe"})
 
 def _answered(op: dict[str, Any] | None) -> bool:
     return op is not None and op.get("op") in _ANSWERED_OPS
-
-
-def _projection_sensitive(value: Any) -> bool:
-    """An action payload whose projection differs by client profile (see `_PROJECTED_KEYS`)."""
-    return bool(_projected_keys(value))
 
 
 def _projected_keys(value: Any, found: set[str] | None = None) -> set[str]:
