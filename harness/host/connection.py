@@ -14,8 +14,9 @@ from harness.spec.versions import Version, parse_version
 class Connection:
     """Per-connection protocol state: who the client is, what it negotiated, what it watches.
 
-    `deliver(text)` queues one outgoing text frame; `request_close(code, reason)` asks the
-    transport to close after the queued frames are sent.
+    `deliver(text)` sends one outgoing text frame (written to the socket at once by the
+    server, `harness.host.server`); `request_close(code, reason)` starts the closing handshake
+    after the frames sent so far.
     """
 
     number: int

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.reference import Model, Profile
+from harness.reference.codec import encode
 from harness.spec.versions import parse_version
 
 from . import jsonrpc as rpc
@@ -271,18 +272,37 @@ class Host:
             # one "active" socket, as a lenient mock keeps: the newest connection, subscribed or not
             newest = max((c for c in self.connections if c.ready), key=lambda c: c.number, default=None)
             receivers = [newest] if newest is not None else []
+        # projected and encoded once per projection (`_projection_key`), not once per receiver
+        texts: dict[tuple[Any, ...], str | None] = {}
+        client_id = (origin or {}).get("clientId") if isinstance(origin, dict) else None
         for conn in receivers:
-            shown = self.project_envelope(env, conn)
-            if shown is not None:
-                conn.send(rpc.notification("action", shown))
+            key = self._projection_key(conn, client_id)
+            if key not in texts:
+                shown = self.project_envelope(env, conn)
+                texts[key] = None if shown is None else encode(rpc.notification("action", shown))
+            text = texts[key]
+            if text is not None:
+                conn.deliver(text)
         return env
 
     def notify_root(self, method: str, params: State) -> None:
         """A protocol notification to root subscribers (ephemeral: never replayed)."""
         message = rpc.notification(method, {"channel": rpc.ROOT, **params})
+        texts: dict[tuple[Any, ...], str] = {}
         for conn in self.connections:
             if conn.ready and rpc.ROOT in conn.subscriptions:
-                conn.send(self.project_payload(message, conn))
+                key = self._projection_key(conn, None)
+                if key not in texts:
+                    texts[key] = encode(self.project_payload(message, conn))
+                conn.deliver(texts[key])
+
+    @staticmethod
+    def _projection_key(conn: Connection, origin_client: Any) -> tuple[Any, ...]:
+        """What `project_envelope` and `project_payload` read of a connection: its version, its
+        collection support and — below 0.7.0 only, where a peer's own echo is never gated out —
+        whether the envelope's origin is its own."""
+        own = conn.version_tuple < proj.V070 and origin_client == conn.client_id
+        return (conn.version_tuple, conn.collections, own)
 
     # -- projection per connection ----------------------------------------------------------
 

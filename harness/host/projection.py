@@ -41,20 +41,31 @@ def flatten(attachments: list[Any], defects: DefectSet) -> list[Any]:
 
 def flatten_collections(value: JSON, defects: DefectSet) -> JSON:
     """`value` with every `attachments` list that holds a collection flattened (copying only
-    along changed paths)."""
+    along changed paths: an unchanged value is returned as is, without a copy of any part)."""
     if isinstance(value, dict):
-        changed = False
-        out = {}
+        out: dict[str, JSON] | None = None
         for k, v in value.items():
+            if not isinstance(v, (dict, list)):
+                continue
             nv = flatten_collections(v, defects)
             if k == "attachments" and isinstance(nv, list) and any(is_collection(a) for a in nv):
                 nv = flatten(nv, defects)
-            changed = changed or nv is not v
-            out[k] = nv
-        return out if changed else value
+            if nv is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = nv
+        return value if out is None else out
     if isinstance(value, list):
-        items = [flatten_collections(v, defects) for v in value]
-        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        items: list[JSON] | None = None
+        for i, v in enumerate(value):
+            if not isinstance(v, (dict, list)):
+                continue
+            nv = flatten_collections(v, defects)
+            if nv is not v:
+                if items is None:
+                    items = list(value)
+                items[i] = nv
+        return value if items is None else items
     return value
 
 

@@ -1,9 +1,11 @@
 """The host on a real WebSocket: `serve_host` in a running event loop, `start_host` on a thread.
 
-The server always binds 127.0.0.1 (there is no parameter to change it). Each connection gets a
-reader (frames → `Host.handle_frame`) and a writer task draining that connection's queue, so the
-host never awaits while handling a frame. Frames larger than `max_message_bytes` close the
-connection with 1009 (message too big), done by the `websockets` library.
+The server always binds 127.0.0.1 (there is no parameter to change it). Each connection is a
+`harness.websocket.Link` (websockets' Sans-I/O protocol on the socket): every whole message goes
+to `Host.handle_frame` as it arrives, and every frame the host emits is written to the socket as
+it is emitted — the host never awaits while handling a frame, and no frame waits in a queue or
+for a task. Frames larger than `max_message_bytes` close the connection with 1009 (message too
+big), done by the `websockets` library.
 """
 
 from __future__ import annotations
@@ -13,19 +15,18 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TypeVar
 
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
-
 from harness.reference.codec import WireDecodeError, decode
+from harness.websocket import Link, LinkClosed, server_protocol
 
 from .clock import Clock
 from .core import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_REPLAY_BUFFER,
     DEFAULT_VERSIONS,
+    Connection,
     Host,
     HostConfig,
     HostDied,
@@ -33,19 +34,16 @@ from .core import (
 )
 
 LOOPBACK = "127.0.0.1"
-#: Frames queued for one connection before the host gives up on it (close 1008).
-MAX_PENDING_FRAMES = 100_000
+#: Bytes written to one connection and not yet taken by its client before the host gives up on
+#: it (close 1008): a client that never reads must not grow the host's memory.
+MAX_UNREAD_BYTES = 64 * 2**20
 CLOSE_POLICY = 1008
+#: A connection handler's end (websockets' codes): normal, and the handler died (1011).
+CLOSE_NORMAL = 1000
+CLOSE_HANDLER_FAILED = 1011
 T = TypeVar("T")
 
 _ws_log = logging.getLogger("harness.host.websocket")
-
-
-@dataclass(frozen=True, slots=True)
-class _Close:
-    code: int
-    reason: str
-
 
 _INTERNAL_ERROR = '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}'
 
@@ -62,28 +60,28 @@ def _not_json(frame: str | bytes) -> bool:
     return False
 
 
-async def _write(ws: ServerConnection, queue: asyncio.Queue[str | _Close]) -> None:
-    with contextlib.suppress(ConnectionClosed):
-        while True:
-            item = await queue.get()
-            if isinstance(item, _Close):
-                await ws.close(item.code, item.reason)
-                return
-            await ws.send(item)
-
-
 class HostServer:
     """A host serving in the current event loop. `async with await serve_host(...) as s:`."""
 
-    def __init__(self, host: Host, server: Server):
+    def __init__(self, host: Host, server: asyncio.Server, links: set[Link]):
         self.host = host
         self._server = server
-        sock = next(iter(server.sockets))
+        self._links = links
+        sock = server.sockets[0]
         self.port: int = sock.getsockname()[1]
         self.url = f"ws://{LOOPBACK}:{self.port}/"
 
-    async def aclose(self) -> None:
+    def stop_listening(self) -> None:
         self._server.close()
+
+    async def aclose(self) -> None:
+        """Stop listening, close every open connection (1001, going away) and wait for them."""
+        self._server.close()
+        links = list(self._links)
+        for link in links:
+            link.close(1001)
+        if links:
+            await asyncio.gather(*(link.wait_closed() for link in links))
         await self._server.wait_closed()
 
     async def __aenter__(self) -> HostServer:
@@ -97,6 +95,66 @@ class HostServer:
 CLOSE_DIED = 1011
 
 
+class _Served:
+    """One connection's handler: the host's `Connection` on one `Link`."""
+
+    def __init__(self, host: Host, link: Link, die: Callable[[str], None], links: set[Link]) -> None:
+        self.host = host
+        self.link = link
+        self.die = die
+        self.links = links
+        self.conn: Connection | None = None
+        self.done = False
+        link.on_open = self.opened
+        link.on_message = self.frame
+        link.on_closed = self.closed
+
+    def opened(self) -> None:
+        self.links.add(self.link)
+        self.conn = self.host.connect(self.deliver, self.link.close)
+
+    def deliver(self, text: str) -> None:
+        link = self.link
+        if link.transport is not None and link.transport.get_write_buffer_size() > MAX_UNREAD_BYTES:
+            link.close(CLOSE_POLICY, "too many unread frames")
+            return
+        with contextlib.suppress(LinkClosed):  # closing: what the host emits now reaches nobody
+            link.send_text(text)
+
+    def frame(self, frame: str | bytes) -> None:
+        host, conn = self.host, self.conn
+        if conn is None or self.done:
+            return
+        if host.defects.has("crash-on-invalid-json") and _not_json(frame):
+            _ws_log.error("connection handler failed: injected defect: crash on a frame that is not JSON")
+            self.finish(CLOSE_HANDLER_FAILED)
+            return
+        if host.dead is not None:
+            self.finish(CLOSE_NORMAL)
+            return
+        try:
+            host.handle_frame(conn, frame)
+        except HostDied as e:
+            self.die(str(e))
+            self.finish(CLOSE_NORMAL)
+        except Exception:  # a host bug must not take the connection down with it
+            _ws_log.exception("frame handling failed")
+            self.deliver(_INTERNAL_ERROR)
+
+    def finish(self, code: int) -> None:
+        """The handler's end: the host forgets the connection, the link closes with `code`."""
+        self.done = True
+        if self.conn is not None:
+            self.host.disconnect(self.conn)
+        self.link.close(code)
+
+    def closed(self) -> None:
+        self.links.discard(self.link)
+        if self.conn is not None and not self.done:
+            self.done = True
+            self.host.disconnect(self.conn)
+
+
 async def serve_host(config: HostConfig | None = None, *, port: int = 0,
                      on_death: Callable[[str], None] | None = None) -> HostServer:
     """Start a host on 127.0.0.1:`port` (0 = any free port) in the running loop.
@@ -107,6 +165,7 @@ async def serve_host(config: HostConfig | None = None, *, port: int = 0,
     config = config or HostConfig()
     host = Host(config)
     holder: list[HostServer] = []
+    links: set[Link] = set()
 
     def die(reason: str) -> None:
         if on_death is not None:
@@ -114,53 +173,15 @@ async def serve_host(config: HostConfig | None = None, *, port: int = 0,
         for c in list(host.connections):
             c.request_close(CLOSE_DIED, "host died")
         if holder:
-            holder[0]._server.close()  # stop listening at once: the host is gone
+            holder[0].stop_listening()  # stop listening at once: the host is gone
 
-    async def handler(ws: ServerConnection) -> None:
-        queue: asyncio.Queue[str | _Close] = asyncio.Queue()
+    def make() -> Link:
+        link = Link(server_protocol(config.max_message_bytes, _ws_log))
+        _Served(host, link, die, links)
+        return link
 
-        def deliver(text: str) -> None:
-            if queue.qsize() < MAX_PENDING_FRAMES:
-                queue.put_nowait(text)
-            elif not slow.is_set():  # a client that never reads must not grow the host's memory
-                slow.set()
-                queue.put_nowait(_Close(CLOSE_POLICY, "too many unread frames"))
-
-        slow = asyncio.Event()
-        conn = host.connect(deliver, lambda code, reason: queue.put_nowait(_Close(code, reason)))
-        writer = asyncio.create_task(_write(ws, queue))
-        try:
-            async for frame in ws:
-                if host.defects.has("crash-on-invalid-json") and _not_json(frame):
-                    raise InjectedCrash("injected defect: crash on a frame that is not JSON")
-                if host.dead is not None:
-                    break
-                try:
-                    host.handle_frame(conn, frame)
-                except HostDied as e:
-                    die(str(e))
-                    break
-                except Exception:  # a host bug must not take the connection down with it
-                    _ws_log.exception("frame handling failed")
-                    queue.put_nowait(_INTERNAL_ERROR)
-        except ConnectionClosed:
-            pass
-        finally:
-            host.disconnect(conn)
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
-
-    server = await serve(
-        handler,
-        LOOPBACK,
-        port,
-        max_size=config.max_message_bytes,
-        compression=None,
-        ping_interval=None,
-        logger=_ws_log,
-    )
-    holder.append(HostServer(host, server))
+    server = await asyncio.get_running_loop().create_server(make, LOOPBACK, port)
+    holder.append(HostServer(host, server, links))
     return holder[0]
 
 

@@ -180,14 +180,33 @@ class SimClient:
         assert self.conn is not None
         try:
             return await self.conn.request(method, params, self.run.request_timeout_s)
-        except TimeoutError:
-            raise LiveFailure(
+        except (TimeoutError, ConnectionLost) as e:
+            raise self._failure(method, e) from None
+
+    async def requests(self, method: str, many: list[dict[str, Any]]) -> list[Any]:
+        """The same request with each of `many` params, pipelined (all sent, then each answer
+        awaited in turn): each answer's `result`, or its `RpcError` (returned, not raised)."""
+        assert self.conn is not None
+        out: list[Any] = []
+        try:
+            sent = [await self.conn.send_request(method, params) for params in many]
+            for pending in sent:
+                try:
+                    out.append(await self.conn.answer(pending, self.run.request_timeout_s))
+                except RpcError as e:
+                    out.append(e)
+        except (TimeoutError, ConnectionLost) as e:
+            raise self._failure(method, e) from None
+        return out
+
+    def _failure(self, method: str, e: TimeoutError | ConnectionLost) -> LiveFailure:
+        if isinstance(e, TimeoutError):
+            return LiveFailure(
                 TARGET_TIMEOUT,
                 f"client {self.view.index}: no answer to {method} within {self.run.request_timeout_s:g}s",
-            ) from None
-        except ConnectionLost as e:
-            self.dead = True
-            raise LiveFailure(TARGET_CRASH, f"client {self.view.index}: {method}: {e}") from None
+            )
+        self.dead = True
+        return LiveFailure(TARGET_CRASH, f"client {self.view.index}: {method}: {e}")
 
     async def subscribe(self, channel: str) -> bool:
         params: dict[str, Any] = {"channel": channel}

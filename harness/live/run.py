@@ -878,18 +878,17 @@ class LiveRun:
         if obs is None or obs.conn is None:
             return None
         self.stats["realSnapshots"] += len(wanted)
-        answers = await asyncio.gather(*(self._snapshot(obs, ch) for ch in wanted))
-        return {snap.channel: snap for snap in answers if snap is not None}
-
-    async def _snapshot(self, obs: SimClient, ch: str) -> Snapshot | None:
-        assert obs.conn is not None
-        try:
-            res = await obs.request("subscribe", {"channel": ch})
-        except RpcError:
-            return None
-        await obs.conn.notify("unsubscribe", {"channel": ch})
-        snap = res.get("snapshot") if isinstance(res, dict) else None
-        return Snapshot(ch, snap.get("fromSeq"), snap.get("state")) if isinstance(snap, dict) else None
+        # pipelined: every subscribe sent, then each answer (and its unsubscribe) in turn
+        answers = await obs.requests("subscribe", [{"channel": ch} for ch in wanted])
+        out: dict[str, Snapshot] = {}
+        for ch, res in zip(wanted, answers, strict=True):
+            if isinstance(res, RpcError):
+                continue
+            await obs.conn.notify("unsubscribe", {"channel": ch})
+            snap = res.get("snapshot") if isinstance(res, dict) else None
+            if isinstance(snap, dict):
+                out[ch] = Snapshot(ch, snap.get("fromSeq"), snap.get("state"))
+        return out
 
     # -- teardown ---------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ only for `session/workingDirectoryReplaced`.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 Version = tuple[int, int, int]
@@ -20,7 +21,17 @@ _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
 
 def parse_version(text: str) -> Version:
-    """Parse `MAJOR.MINOR.PATCH`; raise ValueError with the offending text otherwise."""
+    """Parse `MAJOR.MINOR.PATCH`; raise ValueError with the offending text otherwise (a string's
+    answer is cached: the live checks ask it of the same few versions for every envelope)."""
+    return _parse_str(text) if type(text) is str else _parse(text)
+
+
+@lru_cache(maxsize=256)
+def _parse_str(text: str) -> Version:
+    return _parse(text)
+
+
+def _parse(text: str) -> Version:
     m = _SEMVER.match(text.strip())
     if not m:
         raise ValueError(f"not a protocol version (want MAJOR.MINOR.PATCH): {text!r}")

@@ -36,6 +36,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from harness.reference.profile import Profile
+from harness.websocket import Link, LinkClosed
+from harness.websocket import connect as ws_connect
 
 from .base import Target, TargetSetupError, register_target
 
@@ -520,11 +522,23 @@ class Transcript:
 
 Notify = Callable[[int, str, dict[str, Any]], None]
 
+#: The largest frame a client connection takes from a host (a bigger one closes it: 1009).
+MAX_FRAME_BYTES = 64 * 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A request sent and not answered yet (`WireConnection.send_request`)."""
+
+    id: int
+    future: asyncio.Future[Any]
+
 
 class WireConnection:
     """One client connection to a host: numbered requests, notifications, a recorded transcript.
 
-    Runs on one asyncio loop; `on_notification(conn, method, params)` is called on that loop
+    Runs on one asyncio loop, on a `harness.websocket.Link`: every host frame is handled as it
+    arrives (no reader task); `on_notification(conn, method, params)` is called on that loop
     for every host notification, in arrival order. Host requests (the symmetric resource*
     family) are answered with -32601, as a client without handlers MUST (WIRE.md §4.4).
     """
@@ -533,51 +547,47 @@ class WireConnection:
         self.conn_id = conn_id
         self.transcript = transcript
         self.on_notification = on_notification
-        self._ws: Any = None
+        self._link: Link | None = None
         self._next_id = 1
         self._waiting: dict[Any, asyncio.Future[Any]] = {}
-        self._reader: asyncio.Task[None] | None = None
         self.closed = asyncio.Event()
         self.close_code: int | None = None
         #: Answers with `id: null` (errors about frames the host could not attribute).
         self.null_replies: list[dict[str, Any]] = []
 
     async def open(self, url: str, timeout_s: float = 5.0) -> None:
-        from websockets.asyncio.client import connect
-
         try:
-            self._ws = await asyncio.wait_for(
-                connect(url, compression=None, ping_interval=None, max_size=64 * 2**20, open_timeout=timeout_s),
-                timeout_s,
-            )
+            link = await ws_connect(url, max_size=MAX_FRAME_BYTES, timeout_s=timeout_s)
         except (OSError, TimeoutError) as e:
             raise ConnectionLost(f"cannot connect to {url}: {e}") from e
-        except Exception as e:  # websockets' handshake errors (InvalidStatus, InvalidURI, …)
+        except Exception as e:  # the handshake's errors (InvalidStatus, InvalidMessage, InvalidURI, …)
             raise ConnectionLost(f"cannot connect to {url}: {type(e).__name__}: {e}") from e
-        self._reader = asyncio.get_running_loop().create_task(self._read())
+        self._link = link
+        link.on_message = self._received
+        link.on_closed = self._lost
+        if link.lost.done():  # gone between the handshake and now
+            self._lost()
 
-    async def _read(self) -> None:
-        ws = self._ws
+    def _received(self, frame: str | bytes) -> None:
+        text = frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
         try:
-            async for frame in ws:
-                text = frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
-                try:
-                    msg = json.loads(text)
-                except ValueError:
-                    self.transcript.add(self.conn_id, "<", text)
-                    continue
-                self.transcript.add(self.conn_id, "<", msg)
-                self._dispatch(msg)
-        except Exception:
-            pass
-        finally:
-            self.close_code = getattr(ws, "close_code", None)
-            self.closed.set()
-            for fut in self._waiting.values():
-                if not fut.done():
-                    fut.set_exception(ConnectionLost(f"connection closed (code {self.close_code})"))
-                    fut.exception()  # retrieved: a waiter that timed out meanwhile must not log it
-            self._waiting.clear()
+            msg = json.loads(text)
+        except ValueError:
+            self.transcript.add(self.conn_id, "<", text)
+            return
+        self.transcript.add(self.conn_id, "<", msg)
+        self._dispatch(msg)
+
+    def _lost(self) -> None:
+        if self.closed.is_set():
+            return
+        self.close_code = self._link.close_code if self._link is not None else None
+        self.closed.set()
+        for fut in self._waiting.values():
+            if not fut.done():
+                fut.set_exception(ConnectionLost(f"connection closed (code {self.close_code})"))
+                fut.exception()  # retrieved: a waiter that timed out meanwhile must not log it
+        self._waiting.clear()
 
     def _dispatch(self, msg: Any) -> None:
         if not isinstance(msg, dict):
@@ -599,22 +609,35 @@ class WireConnection:
 
     def _send_nowait(self, msg: Any) -> None:
         self.transcript.add(self.conn_id, ">", msg)
-        asyncio.get_running_loop().create_task(self._send_text(json.dumps(msg, separators=(",", ":"))))
+        with contextlib.suppress(LinkClosed):
+            self._write(json.dumps(msg, separators=(",", ":")))
 
-    async def _send_text(self, text: str) -> None:
-        with contextlib.suppress(Exception):
-            await self._ws.send(text)
+    def _write(self, text: str) -> None:
+        if self._link is None:
+            raise LinkClosed("not connected")
+        self._link.send_text(text)
+
+    async def _send(self, text: str) -> None:
+        """Write one frame; wait while the host is not reading (the transport's high-water mark)."""
+        try:
+            self._write(text)
+        except (LinkClosed, UnicodeEncodeError) as e:
+            raise ConnectionLost(f"send failed: {e}") from e
+        assert self._link is not None
+        await self._link.drain()
 
     async def send_raw(self, text: str) -> None:
         """Send a frame as is (probes: not JSON, a batch, …)."""
         self.transcript.add(self.conn_id, ">", text)
-        try:
-            await self._ws.send(text)
-        except Exception as e:
-            raise ConnectionLost(f"send failed: {e}") from e
+        await self._send(text)
 
     async def request(self, method: str, params: dict[str, Any], timeout_s: float = 5.0) -> Any:
         """Send a request; return its `result` or raise `RpcError` / `ConnectionLost` / TimeoutError."""
+        return await self.answer(await self.send_request(method, params), timeout_s)
+
+    async def send_request(self, method: str, params: dict[str, Any]) -> Pending:
+        """Send a request without waiting for its answer (`answer` waits): requests pipelined on
+        one connection need no task each."""
         if self.closed.is_set():
             raise ConnectionLost(f"connection closed (code {self.close_code})")
         rid = self._next_id
@@ -624,15 +647,20 @@ class WireConnection:
         msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         self.transcript.add(self.conn_id, ">", msg)
         try:
-            await self._ws.send(json.dumps(msg, separators=(",", ":")))
-        except Exception as e:
+            await self._send(json.dumps(msg, separators=(",", ":")))
+        except ConnectionLost:
             self._waiting.pop(rid, None)
-            raise ConnectionLost(f"send failed: {e}") from e
+            raise
+        return Pending(rid, fut)
+
+    async def answer(self, pending: Pending, timeout_s: float = 5.0) -> Any:
+        """The `result` of a request `send_request` sent, or `RpcError` / `ConnectionLost` /
+        TimeoutError (the timeout counts from now)."""
         try:
             async with asyncio.timeout(timeout_s):  # cheaper than wait_for (no task per request)
-                reply = await fut
+                reply = await pending.future
         finally:
-            self._waiting.pop(rid, None)
+            self._waiting.pop(pending.id, None)
         if "error" in reply:
             err = reply["error"] if isinstance(reply["error"], dict) else {}
             raise RpcError(err.get("code"), str(err.get("message", "")), err.get("data"))
@@ -641,20 +669,20 @@ class WireConnection:
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         msg = {"jsonrpc": "2.0", "method": method, "params": params}
         self.transcript.add(self.conn_id, ">", msg)
-        try:
-            await self._ws.send(json.dumps(msg, separators=(",", ":")))
-        except Exception as e:
-            raise ConnectionLost(f"send failed: {e}") from e
+        await self._send(json.dumps(msg, separators=(",", ":")))
 
     async def close(self) -> None:
-        if self._ws is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._ws.close(), 2.0)
-        if self._reader is not None:
-            try:
-                await asyncio.wait_for(self._reader, 2.0)
-            except Exception:
-                self._reader.cancel()
+        """The closing handshake (1000), at most 2 s; then the connection is dropped."""
+        link = self._link
+        if link is None:
+            return
+        link.close()
+        try:
+            async with asyncio.timeout(2.0):
+                await link.wait_closed()
+        except TimeoutError:
+            link.abort()
+            await link.wait_closed()
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.005) -> bool:
