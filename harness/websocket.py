@@ -82,11 +82,19 @@ class Link(asyncio.Protocol):
             return None
         return self.ws.close_code if self.ws.close_code is not None else ABNORMAL
 
-    def send_text(self, text: str) -> None:
+    def send_text(self, text: str, *, flush: bool = True) -> None:
+        """Send one text frame; `flush=False` keeps it (and any other held ones) for the next
+        `flush()`, so that frames sent together go out in one write (one system call on the
+        sender, often one read on the peer)."""
         try:
             self.ws.send_text(text.encode("utf-8"))
         except InvalidState as e:
             raise LinkClosed(f"connection {self.ws.state.name.lower()}") from e
+        if flush:
+            self._flush()
+
+    def flush(self) -> None:
+        """Write every frame held back by `send_text(flush=False)`."""
         self._flush()
 
     def close(self, code: int = 1000, reason: str = "") -> None:
@@ -208,7 +216,11 @@ class Link(asyncio.Protocol):
         transport = self.transport
         if transport is None:
             return
-        for data in self.ws.data_to_send():
+        out = self.ws.data_to_send()
+        if len(out) > 1 and all(out):
+            transport.write(b"".join(out))  # frames sent together: one write
+            out = []
+        for data in out:
             if data:
                 transport.write(data)
             elif transport.can_write_eof():  # the protocol's end of stream: half-close

@@ -136,3 +136,36 @@ def test_a_host_that_never_finishes_the_closing_handshake_is_dropped() -> None:
         srv.close()
 
     run(go)
+
+
+def test_frames_the_host_emits_outside_a_frame_are_written_at_once_and_held_ones_in_order() -> None:
+    """What one inbound frame makes the host send is held and written together (`_Cork`); what
+    it emits between frames (here: `RunningHost.call`) must not wait for the next inbound frame."""
+    from harness.host import start_host
+
+    session = "ahp-session:/s1"
+    with start_host() as h:
+
+        async def go() -> None:
+            async with connect(h.url, compression=None) as ws:
+                await ws.send(json.dumps(INIT))
+                await asyncio.wait_for(ws.recv(), 5)
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "createSession", "params": {
+                    "channel": session, "workingDirectories": ["file:///a"]}}))
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "subscribe",
+                                          "params": {"channel": session}}))
+                ids = []
+                while 3 not in ids:
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                    ids.append(msg.get("id"))
+                assert ids.index(2) < ids.index(3)  # answers in request order
+                await asyncio.get_running_loop().run_in_executor(None, lambda: h.call(
+                    lambda host: host.apply_server(session, {"type": "session/titleChanged", "title": "from outside"})))
+                while True:  # arrives with no further frame of ours
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                    action = msg.get("params", {}).get("action", {})
+                    if action.get("type") == "session/titleChanged":
+                        assert action["title"] == "from outside"
+                        return
+
+        run(go)

@@ -95,14 +95,32 @@ class HostServer:
 CLOSE_DIED = 1011
 
 
+class _Cork:
+    """Frames the host emits while it handles one inbound frame are held per connection and
+    written when it is done (`Link.send_text(flush=False)`): what one frame makes the host send
+    to one client — an answer and its envelopes, an agent's turn — goes out in one write. Frames
+    emitted outside a frame's handling (a test's `RunningHost.call`) are written at once."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.held: set[Link] = set()
+
+    def release(self) -> None:
+        held, self.held = self.held, set()
+        for link in held:
+            link.flush()
+
+
 class _Served:
     """One connection's handler: the host's `Connection` on one `Link`."""
 
-    def __init__(self, host: Host, link: Link, die: Callable[[str], None], links: set[Link]) -> None:
+    def __init__(self, host: Host, link: Link, die: Callable[[str], None], links: set[Link],
+                 cork: _Cork) -> None:
         self.host = host
         self.link = link
         self.die = die
         self.links = links
+        self.cork = cork
         self.conn: Connection | None = None
         self.done = False
         link.on_open = self.opened
@@ -118,8 +136,11 @@ class _Served:
         if link.transport is not None and link.transport.get_write_buffer_size() > MAX_UNREAD_BYTES:
             link.close(CLOSE_POLICY, "too many unread frames")
             return
+        held = self.cork.depth > 0
         with contextlib.suppress(LinkClosed):  # closing: what the host emits now reaches nobody
-            link.send_text(text)
+            link.send_text(text, flush=not held)
+            if held:
+                self.cork.held.add(link)
 
     def frame(self, frame: str | bytes) -> None:
         host, conn = self.host, self.conn
@@ -132,6 +153,8 @@ class _Served:
         if host.dead is not None:
             self.finish(CLOSE_NORMAL)
             return
+        cork = self.cork
+        cork.depth += 1
         try:
             host.handle_frame(conn, frame)
         except HostDied as e:
@@ -140,6 +163,10 @@ class _Served:
         except Exception:  # a host bug must not take the connection down with it
             _ws_log.exception("frame handling failed")
             self.deliver(_INTERNAL_ERROR)
+        finally:
+            cork.depth -= 1
+            if cork.depth == 0:
+                cork.release()
 
     def finish(self, code: int) -> None:
         """The handler's end: the host forgets the connection, the link closes with `code`."""
@@ -166,6 +193,7 @@ async def serve_host(config: HostConfig | None = None, *, port: int = 0,
     host = Host(config)
     holder: list[HostServer] = []
     links: set[Link] = set()
+    cork = _Cork()
 
     def die(reason: str) -> None:
         if on_death is not None:
@@ -177,7 +205,7 @@ async def serve_host(config: HostConfig | None = None, *, port: int = 0,
 
     def make() -> Link:
         link = Link(server_protocol(config.max_message_bytes, _ws_log))
-        _Served(host, link, die, links)
+        _Served(host, link, die, links, cork)
         return link
 
     server = await asyncio.get_running_loop().create_server(make, LOOPBACK, port)

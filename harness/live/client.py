@@ -189,7 +189,8 @@ class SimClient:
         assert self.conn is not None
         out: list[Any] = []
         try:
-            sent = [await self.conn.send_request(method, params) for params in many]
+            last = len(many) - 1  # all in one write
+            sent = [await self.conn.send_request(method, params, flush=i == last) for i, params in enumerate(many)]
             for pending in sent:
                 try:
                     out.append(await self.conn.answer(pending, self.run.request_timeout_s))

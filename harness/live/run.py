@@ -878,13 +878,13 @@ class LiveRun:
         if obs is None or obs.conn is None:
             return None
         self.stats["realSnapshots"] += len(wanted)
-        # pipelined: every subscribe sent, then each answer (and its unsubscribe) in turn
+        # pipelined: every subscribe sent in one write, every answer awaited, then the
+        # unsubscribes of those answered in one write
         answers = await obs.requests("subscribe", [{"channel": ch} for ch in wanted])
         out: dict[str, Snapshot] = {}
-        for ch, res in zip(wanted, answers, strict=True):
-            if isinstance(res, RpcError):
-                continue
-            await obs.conn.notify("unsubscribe", {"channel": ch})
+        taken = [(ch, res) for ch, res in zip(wanted, answers, strict=True) if not isinstance(res, RpcError)]
+        for i, (ch, res) in enumerate(taken):
+            await obs.conn.notify("unsubscribe", {"channel": ch}, flush=i == len(taken) - 1)
             snap = res.get("snapshot") if isinstance(res, dict) else None
             if isinstance(snap, dict):
                 out[ch] = Snapshot(ch, snap.get("fromSeq"), snap.get("state"))

@@ -612,15 +612,16 @@ class WireConnection:
         with contextlib.suppress(LinkClosed):
             self._write(json.dumps(msg, separators=(",", ":")))
 
-    def _write(self, text: str) -> None:
+    def _write(self, text: str, flush: bool = True) -> None:
         if self._link is None:
             raise LinkClosed("not connected")
-        self._link.send_text(text)
+        self._link.send_text(text, flush=flush)
 
-    async def _send(self, text: str) -> None:
-        """Write one frame; wait while the host is not reading (the transport's high-water mark)."""
+    async def _send(self, text: str, flush: bool = True) -> None:
+        """Write one frame (`flush=False`: held for the next frame sent with `flush`, one write
+        for both); wait while the host is not reading (the transport's high-water mark)."""
         try:
-            self._write(text)
+            self._write(text, flush)
         except (LinkClosed, UnicodeEncodeError) as e:
             raise ConnectionLost(f"send failed: {e}") from e
         assert self._link is not None
@@ -635,9 +636,9 @@ class WireConnection:
         """Send a request; return its `result` or raise `RpcError` / `ConnectionLost` / TimeoutError."""
         return await self.answer(await self.send_request(method, params), timeout_s)
 
-    async def send_request(self, method: str, params: dict[str, Any]) -> Pending:
+    async def send_request(self, method: str, params: dict[str, Any], *, flush: bool = True) -> Pending:
         """Send a request without waiting for its answer (`answer` waits): requests pipelined on
-        one connection need no task each."""
+        one connection need no task each (`flush=False`: held for the next frame sent)."""
         if self.closed.is_set():
             raise ConnectionLost(f"connection closed (code {self.close_code})")
         rid = self._next_id
@@ -647,7 +648,7 @@ class WireConnection:
         msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         self.transcript.add(self.conn_id, ">", msg)
         try:
-            await self._send(json.dumps(msg, separators=(",", ":")))
+            await self._send(json.dumps(msg, separators=(",", ":")), flush)
         except ConnectionLost:
             self._waiting.pop(rid, None)
             raise
@@ -666,10 +667,10 @@ class WireConnection:
             raise RpcError(err.get("code"), str(err.get("message", "")), err.get("data"))
         return reply.get("result")
 
-    async def notify(self, method: str, params: dict[str, Any]) -> None:
+    async def notify(self, method: str, params: dict[str, Any], *, flush: bool = True) -> None:
         msg = {"jsonrpc": "2.0", "method": method, "params": params}
         self.transcript.add(self.conn_id, ">", msg)
-        await self._send(json.dumps(msg, separators=(",", ":")))
+        await self._send(json.dumps(msg, separators=(",", ":")), flush)
 
     async def close(self) -> None:
         """The closing handshake (1000), at most 2 s; then the connection is dropped."""
