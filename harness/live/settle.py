@@ -57,5 +57,9 @@ class SettlePolicy:
 
 
 THOROUGH = SettlePolicy()
-LEAN = SettlePolicy(barrier="sources", snapshots="needed", every=4, full_every=40)
+#: Sampled every 8th op (was 4th until the wire got cheaper: bench/results/live.md, issue 25 —
+#: a sampled real snapshot then cost ~10 % of a step's CPU, its frames and the checks of real
+#: snapshots; every divergence that a rejection or a projection can cause is snapshotted when it
+#: happens anyway, "needed", and every channel every 40th op).
+LEAN = SettlePolicy(barrier="sources", snapshots="needed", every=8, full_every=40)
 SETTLE_POLICIES: dict[str, SettlePolicy] = {"lean": LEAN, "thorough": THOROUGH}
