@@ -12,6 +12,7 @@ snapshot is projected for the connection it goes to:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from harness.reference.collections import COLLECTION, is_collection
@@ -42,31 +43,32 @@ def flatten(attachments: list[Any], defects: DefectSet) -> list[Any]:
 def flatten_collections(value: JSON, defects: DefectSet) -> JSON:
     """`value` with every `attachments` list that holds a collection flattened (copying only
     along changed paths: an unchanged value is returned as is, without a copy of any part)."""
+
+    def member(key: Any, v: JSON) -> JSON:
+        nv = flatten_collections(v, defects)
+        if key == "attachments" and isinstance(nv, list) and any(is_collection(a) for a in nv):
+            return flatten(nv, defects)
+        return nv
+
     if isinstance(value, dict):
-        out: dict[str, JSON] | None = None
-        for k, v in value.items():
-            if not isinstance(v, (dict, list)):
-                continue
-            nv = flatten_collections(v, defects)
-            if k == "attachments" and isinstance(nv, list) and any(is_collection(a) for a in nv):
-                nv = flatten(nv, defects)
+        return _copy_on_change(value, value.items(), member)
+    if isinstance(value, list):
+        return _copy_on_change(value, enumerate(value), member)
+    return value
+
+
+def _copy_on_change(value: Any, members: Iterable[tuple[Any, JSON]], fix: Callable[[Any, JSON], JSON]) -> Any:
+    """`value` (a dict or a list) with `fix(key, member)` for each container member, copied
+    once, at the first member that `fix` changes; `value` itself when none changes."""
+    out = None
+    for key, v in members:
+        if isinstance(v, (dict, list)):
+            nv = fix(key, v)
             if nv is not v:
                 if out is None:
-                    out = dict(value)
-                out[k] = nv
-        return value if out is None else out
-    if isinstance(value, list):
-        items: list[JSON] | None = None
-        for i, v in enumerate(value):
-            if not isinstance(v, (dict, list)):
-                continue
-            nv = flatten_collections(v, defects)
-            if nv is not v:
-                if items is None:
-                    items = list(value)
-                items[i] = nv
-        return value if items is None else items
-    return value
+                    out = type(value)(value)
+                out[key] = nv
+    return value if out is None else out
 
 
 def drop_empty_subsets(value: JSON) -> JSON:
