@@ -48,7 +48,7 @@ class Link(asyncio.Protocol):
 
     `on_message(text_or_bytes)` runs for every complete data message, `on_open()` once the
     opening handshake succeeded, `on_closed()` once the TCP connection is gone. A server side
-    answers the handshake with `accept(request)` (default: the protocol's own `accept`).
+    answers the handshake with the protocol's own `accept`.
     """
 
     def __init__(self, ws: ClientProtocol | ServerProtocol, *, close_timeout_s: float = CLOSE_TIMEOUT_S) -> None:
@@ -58,7 +58,6 @@ class Link(asyncio.Protocol):
         self.on_message: Callable[[Message], None] = lambda m: None
         self.on_open: Callable[[], None] = lambda: None
         self.on_closed: Callable[[], None] = lambda: None
-        self.accept: Callable[[Request], Response] | None = None
         self.handshake_error: BaseException | None = None
         self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -69,10 +68,6 @@ class Link(asyncio.Protocol):
         self._abort_timer: asyncio.TimerHandle | None = None
 
     # -- what the owner calls ----------------------------------------------------------------
-
-    @property
-    def open(self) -> bool:
-        return self.ws.state is State.OPEN
 
     @property
     def close_code(self) -> int | None:
@@ -172,7 +167,7 @@ class Link(asyncio.Protocol):
                 self._frame(event)
             elif isinstance(event, Request):  # server side: the client's opening handshake
                 assert isinstance(ws, ServerProtocol)
-                response = self.accept(event) if self.accept is not None else ws.accept(event)
+                response = ws.accept(event)
                 ws.send_response(response)
                 if response.status_code == 101:
                     self._opened()

@@ -274,7 +274,7 @@ class Host:
             receivers = [newest] if newest is not None else []
         # projected and encoded once per projection (`_projection_key`), not once per receiver
         texts: dict[tuple[Any, ...], str | None] = {}
-        client_id = (origin or {}).get("clientId") if isinstance(origin, dict) else None
+        client_id = origin.get("clientId") if isinstance(origin, dict) else None
         for conn in receivers:
             key = self._projection_key(conn, client_id)
             if key not in texts:

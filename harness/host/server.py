@@ -48,10 +48,6 @@ _ws_log = logging.getLogger("harness.host.websocket")
 _INTERNAL_ERROR = '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}'
 
 
-class InjectedCrash(RuntimeError):
-    """The `crash-on-invalid-json` defect: the connection handler dies."""
-
-
 def _not_json(frame: str | bytes) -> bool:
     try:
         decode(frame.decode("utf-8") if isinstance(frame, bytes) else frame)
