@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -24,6 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 from harness.websocket import Link, server_protocol  # noqa: E402
 from harness.websocket import connect as link_connect  # noqa: E402
+
+_log = logging.getLogger("bench.wire")
 
 
 def _answer(text: str | bytes) -> str:
@@ -79,7 +82,7 @@ async def with_links(trips: int) -> float:
     loop = asyncio.get_running_loop()
 
     def make() -> Link:
-        link = Link(server_protocol(2**20, _quiet))
+        link = Link(server_protocol(2**20, _log))
         link.on_message = lambda frame: link.send_text(_answer(frame))
         return link
 
@@ -103,14 +106,10 @@ async def with_links(trips: int) -> float:
 
 
 def main() -> int:
-    import logging
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trips", type=int, default=20_000)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    global _quiet
-    _quiet = logging.getLogger("bench.wire")
     totals = {"websockets asyncio connections": 0.0, "harness.websocket.Link": 0.0}
     for r in range(args.rounds):
         order = list(totals) if r % 2 == 0 else list(totals)[::-1]
@@ -124,8 +123,6 @@ def main() -> int:
         print(f"| {name} | {1e6 * cpu / (args.trips * args.rounds):.1f} |")
     return 0
 
-
-_quiet: Any = None
 
 if __name__ == "__main__":
     raise SystemExit(main())

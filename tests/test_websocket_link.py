@@ -33,31 +33,23 @@ def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
 
 def test_a_fragmented_message_reaches_the_host_as_one_frame() -> None:
     async def go() -> None:
-        server = await serve_host(HostConfig())
-        try:
-            async with connect(server.url, compression=None) as ws:
-                text = json.dumps(INIT)
-                await ws.send([text[:10], text[10:30], text[30:]])  # three frames: TEXT, CONT, CONT
-                reply = json.loads(await asyncio.wait_for(ws.recv(), 5))
-                assert reply["id"] == 1 and reply["result"]["protocolVersion"] == "0.7.0"
-        finally:
-            await server.aclose()
+        async with await serve_host(HostConfig()) as server, connect(server.url, compression=None) as ws:
+            text = json.dumps(INIT)
+            await ws.send([text[:10], text[10:30], text[30:]])  # three frames: TEXT, CONT, CONT
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert reply["id"] == 1 and reply["result"]["protocolVersion"] == "0.7.0"
 
     run(go)
 
 
 def test_text_that_is_not_utf8_closes_1007() -> None:
     async def go() -> None:
-        server = await serve_host(HostConfig())
-        try:
-            async with connect(server.url, compression=None) as ws:
-                ws.protocol.send_frame(Frame(Opcode.TEXT, b'{"a":"\xff"}'))
-                ws.send_data()
-                with pytest.raises(ConnectionClosed) as info:
-                    await asyncio.wait_for(ws.recv(), 5)
-                assert info.value.rcvd is not None and info.value.rcvd.code == 1007
-        finally:
-            await server.aclose()
+        async with await serve_host(HostConfig()) as server, connect(server.url, compression=None) as ws:
+            ws.protocol.send_frame(Frame(Opcode.TEXT, b'{"a":"\xff"}'))
+            ws.send_data()
+            with pytest.raises(ConnectionClosed) as info:
+                await asyncio.wait_for(ws.recv(), 5)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1007
 
     run(go)
 
