@@ -432,3 +432,19 @@ def test_an_accepted_encoder_loss_behind_an_ignored_action_trips_no_probe() -> N
             assert fired == {"INV-D01"}, (action, fired)
     finally:
         target.close()
+
+
+def test_a_wrap_of_bits_31_and_32_together_is_the_int32_wrap() -> None:
+    # a status with bits 31 and 32 set, its activity recomputed by int32 code: every bit beyond
+    # 32 is lost, not one turn of 2^32 (issue 32: two findings for the one TS bug before)
+    model = (1 << 32) + WRAP + 24
+    target = model - (1 << 33)  # the low 32 bits, read as signed
+    assert target == -(1 << 31) + 24
+    view = _view({"status": (1 << 32) + WRAP + 1}, {"status": model}, {"status": target},
+                 atype="session/inputNeededSet")
+    cause = violation_cause(view, Violation("INV-D01", "divergence", "differs"))
+    assert cause is not None and cause.key == ("int-wrap", "32")
+    # the control: a value that is not the wrapped one is no wrap
+    other = _view({"status": 1}, {"status": model}, {"status": target + 1})
+    c2 = violation_cause(other, Violation("INV-D01", "divergence", "differs"))
+    assert c2 is not None and c2.transformation != "int-wrap"

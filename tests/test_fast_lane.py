@@ -275,3 +275,59 @@ def test_same_seed_same_steps_in_processes_with_other_string_hashing() -> None:
         assert proc.returncode == 0, proc.stderr[-2000:]
         digests.add(proc.stdout.strip())
     assert len(digests) == 1
+
+
+# -- edges (issue 32: boundary values) ----------------------------------------------------------
+
+
+def test_a_bitset_gets_a_high_bit_and_keeps_its_low_bits() -> None:
+    import random
+
+    m = fast.Mutator(random.Random(3), fast.FastStats())
+    session = {**SESSION, "status": 33, "chats": [{"resource": "ahp-chat:/c1", "status": 8}]}
+    seen: set[int] = set()
+    for _ in range(100):
+        out = m.edge_state(session)
+        changed = [(out["status"], 33), (out["chats"][0]["status"], 8)]
+        moved = [(new, old) for new, old in changed if new != old]
+        assert len(moved) == 1  # one bitset per mutation, the other untouched
+        new, old = moved[0]
+        assert new & 0xFF == old and new - old in fast.HIGH_BITS
+        seen.add(new - old)
+    assert seen == set(fast.HIGH_BITS)
+    assert session["status"] == 33 and session["chats"][0]["status"] == 8  # never in place
+    assert m.edge_state({"provider": "p"}) == {"provider": "p"}  # no bitset: the state itself
+
+
+def test_a_status_field_of_an_action_is_mutated_by_bits_other_numbers_to_edges() -> None:
+    import random
+
+    m = fast.Mutator(random.Random(5), fast.FastStats())
+    action = {"type": "session/chatUpdated", "chat": "ahp-chat:/c1", "changes": {"status": 9}}
+    counts = {"high bit": 0, "boundary number": 0}
+    for _ in range(400):
+        out, op = m.mutate(action, {})
+        if op == "high bit":
+            assert out["changes"]["status"] - 9 in fast.HIGH_BITS
+            counts["high bit"] += 1
+        elif op == "boundary number":
+            counts["boundary number"] += 1  # only `status` is a number here: bits, never edges
+    assert counts == {"high bit": counts["high bit"], "boundary number": 0} and counts["high bit"] > 20
+    resize = {"type": "terminal/resized", "cols": 80, "rows": 24}
+    edges = {out["cols"] for out, op in (m.mutate(resize, {}) for _ in range(400)) if op == "boundary number"}
+    assert {2**31, -(2**31), 2**32 - 1, 2**53 - 1} <= edges
+
+
+def test_mutated_traces_start_from_high_bit_states_often() -> None:
+    # the rate the TS reducers' bit-31 wrap needs (issue 32: every seed within 5 chunks)
+    import random
+
+    lane = fast.FastLane.__new__(fast.FastLane)
+    lane.rng = random.Random(1)
+    lane.stats = fast.FastStats()
+    lane.mutator = fast.Mutator(lane.rng, lane.stats)
+    lane.config = type("C", (), {"max_steps": 50})()
+    chat = {"status": 1, "turns": []}
+    pool = fast.ArmPool(corpus=[fast.Entry((("chat", chat),), [(0, {"type": "chat/draftChanged"}, False)])])
+    high = sum(lane._next_trace(pool)[0].channels[0][1]["status"] != 1 for _ in range(1_000))
+    assert 0.15 * 1_000 < high < 0.35 * 1_000

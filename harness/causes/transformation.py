@@ -354,7 +354,8 @@ def classify(p: tuple[Any, ...], a: Any, b: Any, atype: str) -> Cause:
     b = ABSENT if b is None else b
     if type(a) is int and type(b) is int:
         for bits in (32, 64):
-            if (a - b == 1 << bits and a >= 1 << (bits - 1)) or (b - a == 1 << bits and a < -(1 << (bits - 1))):
+            if not -(1 << (bits - 1)) <= a < 1 << (bits - 1) and b == _wrapped(a, bits):
+                # any bit beyond the width lost, not just one turn of 2^bits (bits 31 and 32 set)
                 sign = "−" if a > b else "+"
                 return Cause(("int-wrap", str(bits)),
                              f"integers ≥ 2^{bits - 1} come back wrapped to int{bits} (x → x {sign} 2^{bits})")
@@ -421,6 +422,12 @@ def error_class(message: str) -> str:
     for pattern, placeholder in _ERROR_VARYING:
         head = pattern.sub(placeholder, head)  # type: ignore[arg-type]
     return head.strip()[:240]
+
+
+def _wrapped(a: int, bits: int) -> int:
+    """`a` as a signed integer of `bits` bits keeps it: its low bits, two's complement."""
+    low = a & ((1 << bits) - 1)
+    return low - (1 << bits) if low >= 1 << (bits - 1) else low
 
 
 def check_cause(invariant: str, message: str) -> Cause:

@@ -80,7 +80,23 @@ RETARGET: Final = 0.3  # chance that a step's id fields are set to ids of the cu
 PICK: Final[Any] = object()  # a marker, never sent (an adversarial action may be JSON null)
 TYPE_FILL: Final = 3
 TYPE_REFRESH: Final = 0.02
-BOUNDARY_NUMBERS: Final = (2**31 - 1, 2**31, 2**32, 2**32 - 1, 2**53, 2**53 + 1, -1, 0, 1)
+#: Integer edges, where typed code breaks (AFL's and libFuzzer's "interesting values"): int32 and
+#: uint32 limits and their neighbours, the I-JSON limit ±(2⁵³−1) and one past it (a probe: no
+#: implementation must accept it), −1, 0, 1.
+BOUNDARY_NUMBERS: Final = (
+    0, 1, -1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**32 - 1, 2**32,
+    2**53 - 1, -(2**53 - 1), 2**53, 2**53 + 1,
+)
+#: Keys whose integer is a bitset (SessionStatus, in a state, its catalog and a `chatUpdated`):
+#: a mutation keeps its low bits and sets a high one. Unknown bits must survive every reducer
+#: (INV-008/011); bit 31 and bit 32 are where int32 bit operations wrap (issue 32: the TS
+#: reducers' `status & ~mask` turns bit 31 negative), bit 30 the last one they keep.
+BITSET_KEYS: Final = frozenset({"status"})
+HIGH_BITS: Final = (1 << 31, 1 << 31, 1 << 30, 1 << 32)
+#: Chance that a mutated trace starts from a state whose bitsets got a high bit (`Mutator.edge_state`):
+#: a status with bit 31 set comes from the initial state alone (no valid action writes one into a
+#: chat or a session), and a drawn state has it in about one draw in six.
+STATE_EDGE: Final = 0.25
 EMPTIES: Final = ("<absent>", None, [], {})
 _ABSENT: Final = "<absent>"
 #: A field emptied to `[]` / `{}`: the protocol's collections are absent or non-empty (INV-023,
@@ -348,6 +364,17 @@ class Mutator:
                 if v not in seen and len(seen) < 32:
                     seen.append(v)
 
+    def edge_state(self, state: Any) -> Any:
+        """`state` with one bitset (`BITSET_KEYS`, at any depth) given a high bit (`HIGH_BITS`),
+        its low bits kept; `state` itself when it holds none. A valid state stays valid: unknown
+        status bits are part of every state (INV-008/011)."""
+        found = [p for p, v in _leaves(state) if p[-1] in BITSET_KEYS and type(v) is int and v >= 0]
+        if not found:
+            return state
+        path = self.rng.choice(found)
+        self.stats.field_mutations["state high bit"] += 1
+        return _set(state, path, _at(state, path) | self.rng.choice(HIGH_BITS))
+
     def retarget(self, action: Any, state: Any) -> Any:
         """`action` with each top-level id field set to a value the state holds under that
         name (the cheap analogue of a state-aware draw: a spliced or inserted action names
@@ -398,6 +425,8 @@ class Mutator:
         if isinstance(value, int | float) and not isinstance(value, bool) and roll < 0.7:
             if isinstance(value, int) and rng.random() < 0.3:
                 return "integral float", float(value)
+            if type(value) is int and key in BITSET_KEYS and value >= 0:
+                return "high bit", value | rng.choice(HIGH_BITS)
             return "boundary number", rng.choice(BOUNDARY_NUMBERS)
         seen = self.values.get(key) if isinstance(key, str) else None
         if seen and roll < 0.85:
@@ -496,7 +525,11 @@ class FastLane:
         for _ in range(rng.randint(1, 3)):
             steps = self._restructure(pool, parent, steps)
         limit = self.config.max_steps
-        return Entry(parent.channels, steps[:limit], parent.group_uri), True
+        channels = parent.channels
+        if len(channels) == 1 and rng.random() < STATE_EDGE:
+            # one channel only: a group's catalog mirrors its chats' statuses (INV-031)
+            channels = ((channels[0][0], self.mutator.edge_state(channels[0][1])),)
+        return Entry(channels, steps[:limit], parent.group_uri), True
 
     def _restructure(self, pool: ArmPool, parent: Entry, steps: list[tuple[int, Any, bool]]) -> list[tuple[int, Any, bool]]:
         rng, n = self.rng, len(steps)
