@@ -221,3 +221,24 @@ def test_tables_do_not_wrap_when_piped(command: str) -> None:
         from harness.invariants.registry import REGISTRY
 
         assert len(rows) == len(REGISTRY)
+
+
+def test_report_json_carries_each_findings_time_to_exposure(tmp_path: Path) -> None:
+    import dataclasses
+
+    import jsonschema
+
+    finding = load_finding(KNOWN[0])
+    exposed = dataclasses.replace(finding, extra={**finding.extra, "exposure": {"seconds": 2.5, "steps": 41, "chunk": 0}})
+    plain = dataclasses.replace(finding, extra={k: v for k, v in finding.extra.items() if k != "exposure"})
+    for name, f in (("exposed", exposed), ("plain", plain)):
+        writer = FindingWriter(tmp_path / name / "findings")
+        report = JsonReport(tmp_path / name / "report.json", writer)
+        for sink in (writer, report):
+            sink(FindingFound(f, True))
+            sink(RunFinished(1.0, 1, 41, [f], {}))
+    data = json.loads((tmp_path / "exposed" / "report.json").read_text())
+    assert data["findings"][0]["exposure"] == {"seconds": 2.5, "steps": 41, "chunk": 0}
+    schema = json.loads((Path(__file__).resolve().parent.parent / "docs" / "report.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(data)
+    assert "exposure" not in json.loads((tmp_path / "plain" / "report.json").read_text())["findings"][0]

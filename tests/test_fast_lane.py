@@ -182,6 +182,10 @@ def test_fast_lane_finds_a_seeded_defect_and_the_finding_replays() -> None:
     assert len(summary.findings) == 1, summary.stopped_because
     finding = summary.findings[0]
     assert finding.extra["lane"] == "fast" and "shrink" in finding.extra
+    # time to exposure: the step that first witnessed it, before shrinking (issue 32)
+    exposed = finding.extra["exposure"]
+    assert 1 <= exposed["steps"] <= summary.steps and exposed["chunk"] < summary.chunks
+    assert 0 <= exposed["seconds"] <= summary.elapsed_s
     assert replay(finding, broken).reproduced
     assert not replay(finding, ReferenceTarget(profile), target_is_model=True).reproduced
 

@@ -158,6 +158,7 @@ def _confirm(
     replay judge a candidate by the finding's invariant *and* its cause (engine/replay.py), so
     the shrunk trace shows the very cause that was reported."""
     found = _finding_from(failure, config, chunk, recorder)
+    found.extra["exposure"] = exposure(control, recorder.steps if recorder is not None else None, chunk)
     emit(Shrinking(found.invariant, found.kind, len(found.steps)))
     time_left = control.time_left()
     lane_target = failure.trace.target or config.target  # the profile lane that found it
@@ -197,6 +198,13 @@ def _confirm(
             finding.cause = {**finding.cause, "witnesses": w.to_json()}
     emit(FindingFound(finding, reproduced))
     return finding
+
+
+def exposure(control: RunControl, steps: int | None, chunk: int) -> dict[str, Any]:
+    """When a finding was first witnessed (Magma's time to exposure): the run's clock and its
+    step count at the failing step, before any shrinking or replay — `report.json` and the
+    finding file carry it (`bench/recall/` reads it)."""
+    return {"seconds": round(control.elapsed(), 3), "steps": steps, "chunk": chunk}
 
 
 def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int, recorder: Recorder | None = None) -> Finding:

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
+from harness.engine.chunks import exposure
 from harness.engine.control import RunControl
 from harness.engine.events import (
     EventBus,
@@ -350,7 +351,7 @@ def _host_for_next_chunk(keeper: HostKeeper, bus: EventBus, steps: int) -> str |
 def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, loop: EventLoopThread,
                     control: RunControl, bus: EventBus, summary: RunSummary, rec: LiveRecorder) -> None:
     found = finding_from_run(failure.run, failure.violation, target=cfg.target_spec, profile=cfg.profile,
-                             seed=cfg.seed, extra={"chunk": chunk})
+                             seed=cfg.seed, extra={"chunk": chunk, "exposure": exposure(control, rec.steps, chunk)})
     bus.emit(Shrinking(found.invariant, LIVE_KIND, len(found.steps)))
     left = control.time_left()
     budget = cfg.shrink_budget_s if left is None else max(0.0, min(cfg.shrink_budget_s, left - 1.0))

@@ -160,6 +160,7 @@ class JsonReport:
                     "kind": f.kind, "message": f.message, "steps": f.failing_step + 1,
                     "signature": f.signature, "reproduced": event.reproduced,
                     "confirmed": f.extra.get("confirmed") is not False,
+                    **({"exposure": f.extra["exposure"]} if "exposure" in f.extra else {}),
                     "file": str(path) if path else None,
                     "replay": f.replay_command(path, self.findings_writer.program),
                 }
