@@ -405,6 +405,12 @@ def test_a_wrap_a_probe_reports_in_words_is_the_wrap_cause() -> None:
     flipped = check_cause("INV-015.strict-probe", "probe: changed status 2147483714 → -2147483583 (…)")
     assert flipped.key == wrap.key
     assert check_cause("INV-015.strict-probe", "probe: changed status 40 → 33").transformation == "check"
+    # bit 32 set: int32 code loses it and the value comes back positive (the TS reducers, issue 32)
+    lost = check_cause("INV-015.strict-probe", "probe: a late chat/toolCallComplete for turn \"t\" changed "
+                       "status 4294967297 → 1 (the target breaks it its own way)")
+    assert lost.key == wrap.key
+    # the control: a value below 2^32 that comes back smaller and positive lost no high bit
+    assert check_cause("INV-015.strict-probe", "probe: changed status 2147483649 → 1").transformation == "check"
 
 
 def test_an_accepted_encoder_loss_behind_an_ignored_action_trips_no_probe() -> None:

@@ -31,6 +31,7 @@ from harness.engine.machine import Recorder, judge_step
 from harness.engine.replay import replay
 from harness.engine.run import RunConfig, run_campaign
 from harness.engine.stepper import (
+    IGNORES_INTEGRAL_FLOAT,
     REFUSES_INTEGRAL_FLOAT,
     TARGET_ERROR,
     Stepper,
@@ -309,6 +310,40 @@ def test_a_target_that_refuses_the_integer_form_too_is_not_said_to_refuse_floats
     assert [(v.invariant, v.severity) for v in whole.violations] == [(TARGET_ERROR, "violation")]  # its own cause
     result = _stepper(target).step(_usage(outputTokens=88.0), 7)
     assert [v for v in result.violations if v.cause == REFUSES_INTEGRAL_FLOAT] == []
+
+
+class IgnoresFloats(Crafted):
+    """A typed decoder that reads an action holding an integral float as an unknown action: it
+    neither refuses nor applies it (issue 32: one typed client's `Unknown`)."""
+
+    def decode(self, kind: str, action: Any) -> Any:
+        return {"type": "x-unknown/decoded"} if _any_float(action) else action
+
+
+def test_accepting_an_integral_float_and_ignoring_it_is_one_cause() -> None:
+    target = IgnoresFloats()
+    ids = set()
+    for action in (_usage(outputTokens=88.0), {"type": "chat/turnComplete", "turnId": "t1", "duration": 5.0}):
+        s = _stepper(target)
+        result, _ = _stepped(s, action, 7)
+        assert result.malformed  # still a labelled probe: no state moves
+        (v,) = result.violations
+        assert (v.invariant, v.cause) == ("INV-D01", IGNORES_INTEGRAL_FLOAT)
+        view = StepView("chat", action, s.reference, s.state, None, s.state, probe=True)
+        cause = violation_cause(view, v)
+        assert cause is not None and cause.key == IGNORES_INTEGRAL_FLOAT and "does not apply" in cause.summary
+        ids.add(cause.id)
+    assert len(ids) == 1
+
+
+def test_a_target_that_applies_an_integral_float_as_the_integer_is_no_finding() -> None:
+    # the control: the reference reducers behind the same decoder path read 88.0 as 88
+    result = _stepper(Crafted()).step(_usage(outputTokens=88.0), 7)
+    assert result.malformed and result.violations == []
+    # and one that ignores the action in both forms is not said to ignore floats (its own cause,
+    # told on the valid step with integers)
+    deaf = Ignores("chat/usage")
+    assert _stepper(deaf).step(_usage(outputTokens=88.0), 7).violations == []
 
 
 # -- 3. a cause is a transformation, not a place ---------------------------------------------------

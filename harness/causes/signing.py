@@ -106,6 +106,8 @@ def schema_modelled() -> Callable[[str, Any, tuple[Any, ...]], bool | None] | No
 #: The summaries of the causes a producer names itself (`Violation.cause`).
 _EXPLICIT: Final = {
     ("refuses-integral-float",): "the target refuses an integral float (`1.0`) for a number",
+    ("ignores-integral-float",): "the target accepts an integral float (`80.0`) for a number but does "
+                                 "not apply it as it applies the integer",
 }
 
 

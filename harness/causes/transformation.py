@@ -42,7 +42,7 @@ from harness.spec.interop import MAX_SAFE_INTEGER
 MAX_DIFFS: Final = 64
 #: The order in which transformations sign a step (the first present wins).
 PRIORITY: Final = (
-    "unapplied", "failure", "refuses-integral-float", "int-wrap", "int-precision", "type", "variant",
+    "unapplied", "failure", "refuses-integral-float", "ignores-integral-float", "int-wrap", "int-precision", "type", "variant",
     "value", "reorder", "duplicate-id", "stale", "dropped", "added", "dropped-empty", "added-empty", "unmodelled",
     "check",
 )
@@ -439,10 +439,11 @@ def check_cause(invariant: str, message: str) -> Cause:
         return presence
     for m in _CHANGE.finditer(message):  # `status 2147483714 → -2147483583`: a wrap seen by a probe
         a, b = int(m.group(2)), int(m.group(3))
-        if a >= 1 << 31 and -(1 << 31) <= b < 0:
-            # the value after the change, read as unsigned, is ≥ 2³¹ too: the bits the probe's
-            # action left, wrapped to int32 (the change itself may have flipped a bit as well)
-            return classify((m.group(1),), b + (1 << 32), b, "")
+        if a >= 1 << 31 and -(1 << 31) <= b < 1 << 31 and (b < 0 or a >= 1 << 32):
+            # the bits beyond int32 the value had (bit 31: now a sign; bits 32 and up: gone), with
+            # the low bits the target gave: what the probe's action left, wrapped to int32 (the
+            # change itself may have flipped a low bit as well)
+            return classify((m.group(1),), (a >> 32 << 32) + (b & 0xFFFFFFFF), b, "")
     shaped = message_shape(message)
     return Cause(("check", invariant, shaped), f"{invariant}: {message[:160]}")
 

@@ -58,6 +58,21 @@ def target_failure(e: TargetError, *, malformed: bool) -> Violation | None:
 
 #: The cause of a target that refuses an integral float for a number (harness/spec/interop.py).
 REFUSES_INTEGRAL_FLOAT = ("refuses-integral-float",)
+#: The cause of a target that accepts an integral float and does not apply it as it applies the
+#: integer (a typed decoder that reads `80.0` as an unknown action and ignores it).
+IGNORES_INTEGRAL_FLOAT = ("ignores-integral-float",)
+
+
+def ignores_integral_float(action: Any) -> Violation:
+    where = ", ".join(interop.render_path(p) for p in interop.integral_floats(action)[:3])
+    return Violation(
+        "INV-D01",
+        "divergence",
+        f"target accepts an integral float for a number ({where}) and does not apply it as it "
+        f"applies the same action with integers: JSON's `1.0` is the number 1 (RFC 8259 §6; JSON "
+        f"Schema counts it an integer), so both are the same valid step",
+        cause=IGNORES_INTEGRAL_FLOAT,
+    )
 
 
 def refuses_integral_float(e: TargetError, action: Any) -> Violation:
@@ -344,13 +359,44 @@ class Stepper:
         if self.target_is_model:
             return StepResult([], True, None, before)
         try:
-            self.target.reduce(self.kind, before, action, now_ms)
+            answer = self.target.reduce(self.kind, before, action, now_ms)
         except TargetError as e:
             v = target_failure(e, malformed=True)
             if v is None and floats and self._only_floats(before, action, now_ms):
                 v = refuses_integral_float(e, action)
             return StepResult(self._accepted(action, [v] if v else []), True, None, before, str(e))
+        if floats and self._ignores_floats(before, action, answer, now_ms):
+            # accepted means applied: the same step with integers changes what this did not
+            return StepResult(self._accepted(action, [ignores_integral_float(action)]), True, None, before)
         return StepResult([], True, None, before)
+
+    def _ignores_floats(self, before: State, action: Any, answer: State, now_ms: int) -> bool:
+        """`action`'s only fault is its integral floats, and the target, which accepted it,
+        answers the integer form on the same state otherwise: it read the floats as something
+        else (an unknown action, a dropped field) instead of the numbers they are. The target is
+        compared with itself, so no other cause of it shows here."""
+        whole = self._integer_form(action, now_ms)
+        if whole is None:
+            return False
+        try:
+            integers = self.target.reduce(self.kind, before, whole, now_ms)
+        except TargetError:
+            return False  # it refuses the integers too: another cause, told on a valid step
+        return not json_equal(answer, integers)
+
+    def _integer_form(self, action: Any, now_ms: int) -> Any:
+        """`action` with its integral floats as integers when that is a valid step on the
+        model's state, else None."""
+        if not interop.integral_floats(action):
+            return None
+        whole = interop.as_integers(action)
+        if self.model.value_problem(whole) is not None:
+            return None
+        try:
+            self.model.reduce(self.kind, self.reference, whole, now_ms)
+        except MalformedAction:
+            return None
+        return whole
 
     def _owed(self, e: TargetError, action: Any, now_ms: int) -> bool:
         """The target answered `action` on its own state with an error, where that state differs
@@ -373,15 +419,12 @@ class Stepper:
     def _only_floats(self, before: State, action: Any, now_ms: int) -> bool:
         """`action` is a valid step once its integral floats are integers, and the target, which
         refused it, accepts that integer form on the same state: the floats are what it refused."""
-        if not interop.integral_floats(action):
-            return False
-        whole = interop.as_integers(action)
-        if self.model.value_problem(whole) is not None:
+        whole = self._integer_form(action, now_ms)
+        if whole is None:
             return False
         try:
-            self.model.reduce(self.kind, self.reference, whole, now_ms)
             self.target.reduce(self.kind, before, whole, now_ms)
-        except (MalformedAction, TargetError):
+        except TargetError:
             return False
         return True
 
