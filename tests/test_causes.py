@@ -454,3 +454,52 @@ def test_a_wrap_of_bits_31_and_32_together_is_the_int32_wrap() -> None:
     other = _view({"status": 1}, {"status": model}, {"status": target + 1})
     c2 = violation_cause(other, Violation("INV-D01", "divergence", "differs"))
     assert c2 is not None and c2.transformation != "int-wrap"
+
+
+# -- no bug behind another (issue 32) -----------------------------------------------------------
+
+
+def _session_view(before: dict[str, Any], expected: dict[str, Any], observed: dict[str, Any], atype: str) -> StepView:
+    return StepView("session", {"type": atype}, before, before, expected, observed)
+
+
+def test_a_field_the_action_writes_itself_is_not_derived_behind_an_encoder_loss() -> None:
+    # isReadChanged writes `status` itself; the target ignores it, and its encoder drops the
+    # empty `activeClients` on the same step: two causes, not one
+    before = {"status": 1, "activeClients": [], "title": "t"}
+    view = _session_view(before, {**before, "status": 33}, {"status": 1, "title": "t"}, "session/isReadChanged")
+    keys = {c.key for c in view.causes}
+    assert keys == {("unapplied", "session/isReadChanged"), ("dropped-empty",)}
+    # the control: the same ignored action alone is the one cause
+    alone = _session_view(before, {**before, "status": 33}, before, "session/isReadChanged")
+    assert [c.key for c in alone.causes] == [("unapplied", "session/isReadChanged")]
+
+
+def test_a_derived_value_beside_an_encoder_loss_is_its_own_cause() -> None:
+    # turnStarted keeps IsRead (status 8|32 where the model has 8); the encoder drops the new
+    # turn's empty `responseParts`: the encoder cannot have made the status wrong
+    before = {"status": 33, "turns": []}
+    expected = {"status": 8, "turns": [], "activeTurn": {"id": "t1", "responseParts": []}}
+    observed = {"status": 40, "activeTurn": {"id": "t1"}}
+    view = _view(before, expected, observed, atype="chat/turnStarted")
+    assert {c.transformation for c in view.causes} == {"dropped-empty", "value"}
+    # the control: beside a difference of what the reducer computes from (a tool call's status
+    # the target got wrong), the status follows from it and is no cause of its own
+    part = {"kind": "toolCall", "toolCall": {"toolCallId": "c1", "status": "pending-confirmation"}}
+    ran = {"kind": "toolCall", "toolCall": {"toolCallId": "c1", "status": "running"}}
+    b2 = {"status": 24, "activeTurn": {"id": "t1", "responseParts": [part]}}
+    follows = _view(b2, {"status": 8, "activeTurn": {"id": "t1", "responseParts": [ran]}},
+                    {"status": 24, "activeTurn": {"id": "t1", "responseParts": [{**ran, "toolCall": {**ran["toolCall"], "status": "cancelled"}}]}},
+                    atype="chat/toolCallConfirmed")
+    assert len(follows.causes) == 1 and follows.causes[0].transformation != "stale"
+
+
+def test_a_stamp_the_target_never_writes_is_its_own_cause_beside_another() -> None:
+    before = {"status": 1, "modifiedAt": "2026-01-01T00:00:00.000Z", "draft": "a", "turns": []}
+    expected = {**before, "draft": "b", "modifiedAt": "2026-01-01T00:00:05.000Z"}
+    observed = {"status": 1, "modifiedAt": "2026-01-01T00:00:00.000Z", "draft": "b"}  # turns: [] lost too
+    view = _view(before, expected, observed, atype="chat/draftChanged")
+    assert {c.key for c in view.causes} == {("stale", "modifiedAt"), ("dropped-empty",)}
+    # the control: a target that ignored the action changed nothing; the stamp is that cause's
+    ignored = _view(before, expected, before, atype="chat/draftChanged")
+    assert [c.key for c in ignored.causes] == [("unapplied", "chat/draftChanged")]

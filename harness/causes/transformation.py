@@ -51,6 +51,14 @@ _EMPTIES: Final = ([], {}, "")
 #: (REDUCERS.md: `touchChatModified`-like stamps, the summary status and its copies in a session's
 #: catalog). A target that leaves one as it was is one cause per field, whatever the action type.
 DERIVED: Final = frozenset({"modifiedAt", "status", "chats[].status", "chats[].modifiedAt"})
+#: Of those, the stamps: written by the reducer on a change, never computed from the rest. A stamp
+#: the target leaves as it was on a step where it did change the state is its own cause.
+STAMPS: Final = frozenset({"modifiedAt", "chats[].modifiedAt"})
+#: Transformations of how a target writes a value out (its encoder), which cannot change what its
+#: reducer computes a derived field from: a derived field that differs beside one of them is a
+#: cause of its own, not a consequence of it (issue 32: an ignored isReadChanged hid behind the
+#: encoder's `activeClients: []` lost).
+ENCODING: Final = frozenset({"dropped-empty", "added-empty", "int-wrap", "int-precision", "type", "unmodelled"})
 #: Transformations told by the two values alone (before `unapplied` is considered).
 _CONTEXT_FREE: Final = frozenset({"int-wrap", "dropped-empty", "added-empty"})
 _WORD: Final = re.compile(r"[A-Za-z][A-Za-z_-]{0,31}")
@@ -192,8 +200,12 @@ class StepView:
             else:
                 left.append(d)
         unapplied = left
-        derived = [d for d in unapplied if shape(d[0]) in DERIVED]
-        applied = [d for d in unapplied if shape(d[0]) not in DERIVED]
+        # a field the step's action writes itself is not derived on that step: an action whose
+        # every change in the model is to derived fields (isReadChanged sets `status`, a
+        # chatUpdated of `status` alone) wrote them
+        writes = self._writes_derived_only
+        derived = [d for d in unapplied if shape(d[0]) in DERIVED and not writes]
+        applied = [d for d in unapplied if shape(d[0]) not in DERIVED or writes]
         for d in derived:  # a field the reducers compute from the rest: one cause per field, any type
             where = shape(d[0])
             add(Cause(("stale", where), f"`{where}` is not recomputed where the model recomputes it"), d)
@@ -204,15 +216,34 @@ class StepView:
                 add(c, d)
         ranked = sorted(found.values(), key=lambda c: PRIORITY.index(c.transformation))
         own = [c for c in ranked if not _derived_only(c, of[c.id])]
-        if own and len(own) < len(ranked):
+        explains = [c for c in own if c.transformation not in ENCODING]
+        if explains and len(own) < len(ranked):
             # a field computed from the rest (the summary status) that differs on a step where the
-            # rest differs too follows from that difference: it is the step's other cause's
+            # rest differs too follows from that difference: it is the step's other cause's —
+            # unless that cause only changes how values are written out (it cannot change what
+            # the target computed), or the field is a stamp the target did not write on a step
+            # where it wrote other things (a stamp that is never written)
             for c in ranked:
-                if c not in own:
-                    of[own[0].id].extend(of.pop(c.id))
-            ranked = own
+                if c not in own and not self._unstamped(c, of[c.id]):
+                    of[explains[0].id].extend(of.pop(c.id))
+            ranked = [c for c in ranked if c.id in of]
         self._of = of
         return ranked
+
+    @cached_property
+    def _writes_derived_only(self) -> bool:
+        """The model changed derived fields on this step and nothing else: the action writes them."""
+        if self.probe or not (isinstance(self.before, dict) and isinstance(self.expected, dict)):
+            return False
+        changed = {shape(p) for p, _, _ in _first(diff_paths(self.before, self.expected, null_is_absent=True))}
+        return bool(changed) and changed <= DERIVED
+
+    def _unstamped(self, c: Cause, diffs: list[tuple[Any, Any, Any]]) -> bool:
+        """`c` is a stamp left as it was, on a step where the target changed its state: it ran
+        the action and did not stamp it."""
+        return (c.transformation == "stale" and all(shape(d[0]) in STAMPS for d in diffs)
+                and isinstance(self.target_before, dict) and isinstance(self.observed, dict)
+                and _differs(self.target_before, self.observed))
 
     def differences(self, cause: Cause) -> list[tuple[Any, Any, Any]]:
         """The (path, model value, target value) differences `cause` stands for on this step."""

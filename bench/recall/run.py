@@ -1,0 +1,145 @@
+"""The recall benchmark (issue 32): every known bug of `catalogue.py`, N seeded plain runs each.
+
+    AHP_SPEC_DIR=../shared/ahp-spec/0.7.0 .venv/bin/python bench/recall/run.py \\
+        [--seeds 1-5] [--chunks 10] [--jobs 2] [--only NAME,…] [--wild-ts CHECKOUT] \\
+        [--harness ROOT] [--label after] [--out DIR] [--discover]
+
+Each trial is a plain `ahp-fuzz run --target T --seed S --chunks C` (chunk-bounded: its verdict
+does not depend on the machine's speed) of the harness at `--harness` (default: this checkout;
+another `git worktree` measures another commit on the same targets). Per bug: found in k of N
+(its expected cause id among the run's findings), the median and maximum time to exposure
+(report.json `findings[].exposure`: the run's clock and steps when it was first witnessed; a
+harness without it gives the finding file's time, marked `*`); per target: false findings
+(causes that are none of its known bugs), findings per cause. `--discover` prints every cause a
+target's runs reported, to confirm a bug's key by reading it. Results: `OUT/recall.json` and a
+Markdown table on stdout (bench/results/recall.md holds them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from catalogue import ROOT, TARGETS, Target  # noqa: E402
+
+
+def cause_id(key: tuple[str, ...]) -> str:
+    blob = json.dumps(list(key), separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def trial(harness: Path, target: Target, spec: str, seed: int, chunks: int, out: Path) -> dict[str, Any]:
+    folder = out / f"{target.name.replace(':', '_')}-s{seed}"
+    cmd = [str(harness / ".venv" / "bin" / "ahp-fuzz"), "run", "--target", spec, "--seed", str(seed),
+           "--chunks", str(chunks), "--budget", "600s", "--out", str(folder), "--overwrite", *target.args]
+    proc = subprocess.run(cmd, cwd=harness, capture_output=True, text=True, env=os.environ.copy())
+    report_path = folder / "report.json"
+    report = json.loads(report_path.read_text()) if report_path.is_file() else {}
+    findings = []
+    for f in report.get("findings", []):
+        cid = (f.get("cause") or {}).get("id") or f.get("signature")
+        exposed = f.get("exposure")
+        if exposed is None and f.get("file"):
+            exposed = {"seconds": None, "steps": None}
+        findings.append({"cause": cid, "key": (f.get("cause") or {}).get("key"),
+                         "summary": (f.get("cause") or {}).get("summary", f.get("message", ""))[:140],
+                         "invariant": f.get("invariant"), "severity": f.get("severity"),
+                         "exposure": exposed})
+    return {"target": target.name, "seed": seed, "exit": proc.returncode, "steps": report.get("steps"),
+            "elapsed": report.get("elapsedSeconds"), "findings": findings,
+            "stderr": proc.stderr[-400:] if proc.returncode not in (0, 1) else ""}
+
+
+def _seeds(text: str) -> list[int]:
+    if "-" in text:
+        a, b = text.split("-", 1)
+        return list(range(int(a), int(b) + 1))
+    return [int(x) for x in text.split(",")]
+
+
+def table(trials: list[dict[str, Any]], targets: list[Target], seeds: list[int], label: str) -> str:
+    rows = [f"### {label}", "",
+            "| target | bug | class | found | median exposure (s / steps) | max exposure (s / steps) |",
+            "|---|---|---:|---:|---:|---:|"]
+    summary: list[str] = ["", "| target | runs | findings | causes | findings per cause | false findings | exit codes |",
+                          "|---|---:|---:|---:|---:|---:|---|"]
+    for t in targets:
+        mine = [x for x in trials if x["target"] == t.name]
+        expected = {cause_id(b.expect) for b in t.bugs}
+        for b in t.bugs:
+            cid = cause_id(b.expect)
+            times: list[tuple[float, int]] = []
+            for x in mine:
+                hits = [f for f in x["findings"] if f["cause"] == cid]
+                if hits:
+                    e = hits[0]["exposure"] or {}
+                    times.append((e.get("seconds") or 0.0, e.get("steps") or 0))
+            med = (f"{statistics.median(s for s, _ in times):.1f} / {statistics.median(n for _, n in times):.0f}"
+                   if times else "—")
+            mx = f"{max(s for s, _ in times):.1f} / {max(n for _, n in times)}" if times else "—"
+            rows.append(f"| {t.name} | {b.name} | {b.cls} | **{len(times)} of {len(mine)}** | {med} | {mx} |")
+        n_find = sum(len(x["findings"]) for x in mine)
+        causes = sum(len({f["cause"] for f in x["findings"]}) for x in mine)
+        false = sum(1 for x in mine for f in x["findings"] if f["cause"] not in expected)
+        exits = ",".join(str(x["exit"]) for x in sorted(mine, key=lambda x: x["seed"]))
+        per = f"{n_find / causes:.2f}" if causes else "—"
+        summary.append(f"| {t.name} | {len(mine)} | {n_find} | {causes} | {per} | {false} | {exits} |")
+    bugs = [(t, b) for t in targets for b in t.bugs]
+    full = sum(1 for t, b in bugs
+               if sum(1 for x in trials if x["target"] == t.name and any(f["cause"] == cause_id(b.expect) for f in x["findings"])) == len(seeds))
+    rows.append("")
+    rows.append(f"Bugs found in every seed: **{full} of {len(bugs)}**; seeds {seeds[0]}–{seeds[-1]}.")
+    return "\n".join(rows + summary) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seeds", default="1-5")
+    p.add_argument("--chunks", type=int, default=10)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--only", default="")
+    p.add_argument("--wild-ts", default="")
+    p.add_argument("--harness", default=str(ROOT))
+    p.add_argument("--label", default="this checkout")
+    p.add_argument("--out", default="")
+    p.add_argument("--discover", action="store_true")
+    a = p.parse_args(argv)
+    seeds = _seeds(a.seeds)
+    only = {x for x in a.only.split(",") if x}
+    targets = [t for t in TARGETS if (not only or t.name in only or t.name.split(":", 1)[1] in only)
+               and (t.needs != "wild-ts" or a.wild_ts)]
+    out = Path(a.out) if a.out else Path(tempfile.mkdtemp(prefix="recall-"))
+    out.mkdir(parents=True, exist_ok=True)
+    harness = Path(a.harness).resolve()
+    jobs = [(t, t.spec.format(wild_ts=a.wild_ts), s) for t in targets for s in seeds]
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        trials = list(pool.map(lambda j: trial(harness, j[0], j[1], j[2], a.chunks, out), jobs))
+    (out / "recall.json").write_text(json.dumps({"label": a.label, "chunks": a.chunks, "seeds": seeds,
+                                                 "harness": str(harness), "trials": trials}, indent=1))
+    if a.discover:
+        for t in targets:
+            seen: dict[str, list[Any]] = {}
+            for x in trials:
+                if x["target"] == t.name:
+                    for f in x["findings"]:
+                        seen.setdefault(f["cause"], [f["key"], f["summary"], 0])[2] += 1
+            print(f"{t.name}: " + ("" if seen else "no finding"))
+            for cid, (key, summ, n) in seen.items():
+                print(f"   {cid} ×{n} {key} {summ}")
+    print(table(trials, targets, seeds, f"{a.label} — {a.chunks} chunks per trial, {out}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
