@@ -95,6 +95,28 @@ def test_named_profiles_pass_whole_and_the_command_line_wins() -> None:
         assert t.announcement["profile"] == "0.6.0"
 
 
+def test_an_adapter_announcing_several_versions_is_fuzzed_in_a_lane_per_version() -> None:
+    from harness.engine.arms import lanes_for
+
+    replaced = {"type": "session/workingDirectoryReplaced", "directory": "file:///a", "replacement": "file:///b"}
+    session = {"provider": "p", "title": "", "status": 1, "lifecycle": "ready", "activeClients": [], "chats": [],
+               "workingDirectories": ["file:///a"]}
+    with AdapterTarget([*REFERENCE_ADAPTER, "--announce-versions", "0.7.0,0.8.0,9.9.9"],
+                       profile=Profile.named("0.7.0")) as t:
+        assert t.profiles == ("0.7.0", "0.8.0")  # 9.9.9: no rules for it, no lane
+        lanes = lanes_for(t, target_is_model=False, profile=Profile.named("0.7.0"))
+        assert [lane.profile.label for lane in lanes] == ["0.7.0", "0.8.0"]
+        newer = lanes[1].target
+        assert newer is not t and newer.announcement["profile"] == "0.8.0" and newer.pid != t.pid
+        # each lane's process reduces as its version does: 0.8.0's replace is a no-op at 0.7.0
+        assert t.reduce("session", session, replaced, NOW) == session
+        assert newer.reduce("session", session, replaced, NOW)["workingDirectories"] == ["file:///b"]
+    assert newer._proc is None  # closed with the target that started it
+    # the control: an adapter that names one version gets the run's lane only
+    with AdapterTarget(REFERENCE_ADAPTER, profile=Profile.named("0.7.0")) as one:
+        assert len(lanes_for(one, target_is_model=False, profile=Profile.named("0.7.0"))) == 1
+
+
 # -- equivalence with the in-process model ---------------------------------------------------------
 
 

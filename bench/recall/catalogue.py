@@ -67,8 +67,8 @@ TARGETS: tuple[Target, ...] = (
     _mutant("input_needed_removed_back_to_idle", "session", ("value", "status"), "inputNeededRemoved resets to Idle"),
     _mutant("directory_set_duplicates", "session", ("duplicate-id",), "workingDirectorySet duplicates"),
     _mutant("directory_removed_to_absent", "session", DROPPED_EMPTY, "an emptied directory list becomes absent"),
-    _mutant("replace_moves_primary", "session", ("reorder",), "0.8.0's replace moves an earlier duplicate (a target announcing 0.8.0)", 7,
-            "--profile", "0.8.0"),
+    _mutant("replace_moves_primary", "session", ("reorder",), "0.8.0's replace moves an earlier duplicate (a target announcing 0.7.0 and 0.8.0)", 7,
+            "--announce-versions", "0.7.0,0.8.0"),
     # -- imitations of what real implementations did ------------------------------------------------
     Target("imitation:three-causes", f"adapter:{PY} {ROOT}/tests/three_cause_adapter.py --causes wrap,ignore,empty,strict --ignore chat/usage", (
         Bug("status-int32-wrap", 4, WRAP32, "a status ≥ 2^31 comes back wrapped to int32"),

@@ -129,6 +129,8 @@ class AdapterTarget:
         self.timeout_s = timeout_s
         self.startup_timeout_s = startup_timeout_s
         self._env = {**os.environ, **(env or {}), **profile_env(profile)}
+        self._given_env = dict(env or {})
+        self._stderr = stderr
         self._cwd = cwd
         self._echo = sys.stderr if stderr == "inherit" else None
         self.checkpoint_every = checkpoint_every
@@ -143,6 +145,7 @@ class AdapterTarget:
         self._next_handle = 1
         self._released: list[tuple[int, int]] = []  # (generation, handle) of collected sessions
         self._closed = False
+        self._lanes: list[AdapterTarget] = []  # started by `for_profile`, closed with this one
         #: Set by the campaign: no wait extends past the run's deadline (a wait cut short by it
         #: kills the process and raises `RunStopped`, not a timeout finding), and nothing new
         #: starts once the run must stop.
@@ -163,6 +166,36 @@ class AdapterTarget:
         if isinstance(kinds, list) and all(isinstance(k, str) for k in kinds):
             return tuple(kinds)
         return None
+
+    @property
+    def profiles(self) -> tuple[str, ...] | None:
+        """The profiles the adapter announces reducers for, by the names the model has rules
+        for: `protocolVersions` (a list), else its one `profile` or `protocolVersion`; None when
+        it names none the model knows. A run fuzzes each in a lane of its own (engine/arms.py),
+        each through an adapter process of its own started with that profile's environment."""
+        ann = self.announcement
+        names = ann.get("protocolVersions")
+        if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+            one = ann.get("profile") or ann.get("protocolVersion")
+            names = [one] if isinstance(one, str) else []
+        known = []
+        for name in names:
+            try:
+                known.append(Profile.named(name).label)
+            except ValueError:
+                continue  # a version without rules: the run says so (harness/cli/_profiles.py)
+        return tuple(dict.fromkeys(known)) or None
+
+    def for_profile(self, profile: Profile) -> AdapterTarget:
+        """The same adapter command, started for `profile` (its environment says which)."""
+        other = AdapterTarget(
+            self.argv, profile=profile, timeout_s=self.timeout_s, startup_timeout_s=self.startup_timeout_s,
+            env=self._given_env, cwd=self._cwd, description=f"{self._label} [{profile.label}]",
+            stderr=self._stderr, checkpoint_every=self.checkpoint_every, form=self._form,
+        )
+        other.run_limit = self.run_limit
+        self._lanes.append(other)
+        return other
 
     @property
     def fast(self) -> bool:
@@ -296,6 +329,9 @@ class AdapterTarget:
 
     def close(self, grace_s: float = 2.0) -> None:
         """Clean shutdown: EOF on stdin, `grace_s` to exit, then signals to the process group."""
+        for lane in self._lanes:
+            lane.close(grace_s)
+        self._lanes.clear()
         if self._proc is not None:
             self._proc.close(grace_s)
             self._proc = None

@@ -2,6 +2,7 @@
 
     python -m harness.targets.reference_adapter [--profile 0.7.0] [--model MODULE:ATTR]
                                                 [--forms simple,fast] [--name NAME]
+                                                [--announce-versions 0.7.0,0.8.0]
 
 `--model` names what to serve instead of the reference model: `package.module:attr` or
 `path/to/file.py:attr`, where attr is an object with `reduce(kind, state, action, now_ms)`,
@@ -280,6 +281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--strict", action="store_true",
                    help="serve the reference model with its payload checks on (schema-invalid "
                    "payloads answered with an error)")
+    p.add_argument("--announce-versions", metavar="V,V",
+                   help="announce these protocol versions (`protocolVersions`): an implementation of several "
+                   "versions, fuzzed in a lane per version; each process serves the one its environment names")
     args = p.parse_args(argv)
     try:
         profile = profile_from(args.profile)
@@ -296,6 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "profile": profile.label,
         "roundTrip": True,
     }
+    if args.announce_versions:
+        announcement["protocolVersions"] = [v for v in args.announce_versions.split(",") if v]
     try:
         return serve(Server(model), announcement)
     except (BrokenPipeError, KeyboardInterrupt):
