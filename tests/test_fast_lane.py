@@ -335,3 +335,69 @@ def test_mutated_traces_start_from_high_bit_states_often() -> None:
     pool = fast.ArmPool(corpus=[fast.Entry((("chat", chat),), [(0, {"type": "chat/draftChanged"}, False)])])
     high = sum(lane._next_trace(pool)[0].channels[0][1]["status"] != 1 for _ in range(1_000))
     assert 0.15 * 1_000 < high < 0.35 * 1_000
+
+
+# -- nothing retired for good (issue 32) ----------------------------------------------------------
+
+
+class _HangsOnLarge:
+    """Hangs (a timeout) on any chat action over 300 bytes of JSON; ignores chat/draftChanged."""
+
+    description = "hangs-on-large"
+
+    def __init__(self) -> None:
+        from harness.reference import Model
+
+        self.model = Model(P)
+        self.hangs = 0
+
+    def reduce(self, kind: str, state: Any, action: Any, now_ms: int) -> Any:
+        from harness.targets.base import TargetTimeout
+
+        if kind == "chat" and len(json.dumps(action)) > 300:
+            self.hangs += 1
+            raise TargetTimeout("no reply within 5 s", timeout_s=5.0)
+        if isinstance(action, dict) and action.get("type") == "chat/draftChanged":
+            return state
+        try:
+            return self.model.reduce(kind, state, action, now_ms)
+        except Exception as e:  # an error reply, as an adapter's would be
+            from harness.targets.base import TargetError
+
+            raise TargetError(f"{type(e).__name__}: {e}") from e
+
+    def session(self, kind: str, state: Any) -> Any:
+        from harness.targets.base import ReduceSession
+
+        return ReduceSession(self, kind, state)
+
+    def close(self) -> None:
+        return None
+
+
+def test_a_hang_retires_its_value_class_and_the_kind_goes_on() -> None:
+    from harness.engine.retired import ValueClasses, action_size
+
+    target = _HangsOnLarge()
+    notices: list[str] = []
+    bus = EventBus()
+    bus.subscribe(lambda e: notices.append(e.message) if type(e).__name__ == "Notice" else None)
+    config = RunConfig(
+        target=target, target_spec="crafted", target_is_model=False, profile=P, seed=2, budget_s=None,
+        max_chunks=40, chunk_examples=6, kinds=("chat",), heartbeat_s=0, lane="fast", profiles=(P,),
+    )
+    summary = run_campaign(config, bus)
+    keys = sorted(tuple(f.cause["key"][:2]) for f in summary.findings if f.cause)
+    # the hang once, and the bug of the kind a hang used to retire for the rest of the run
+    assert keys == [("failure", "TARGET-TIMEOUT"), ("unapplied", "chat/draftChanged")]
+    assert summary.stopped_because == "chunks"
+    assert any("goes on being fuzzed" in n for n in notices)
+    # a retired class is not sent again, nor called by the probe checks: a few dozen timeouts
+    # in 40 chunks (each a 5 s wait on a real adapter), where every probe hung before (~800)
+    assert target.hangs < 100
+    classes = ValueClasses()
+    classes.retire("chat", {"type": "chat/delta", "content": "x" * 400})
+    small, large = {"type": "chat/delta", "content": "x"}, {"type": "chat/delta", "content": "x" * 500}
+    assert not classes("chat", small) and classes("chat", large)
+    assert not classes("session", large) and action_size(small) < action_size(large)
+    assert not classes("chat", {"type": "chat/usage", "content": "x" * 500})  # another type

@@ -9,6 +9,7 @@ violation here, so a finding replays under the very identity it was reported wit
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -51,6 +52,9 @@ def violation_cause(view: StepView, v: Violation, rejudge: Rejudge | None = None
         return failure_cause(v.invariant, v.message)
     inv = REGISTRY.get(v.invariant)
     if inv is not None and inv.probe:
+        failed = _PROBE_FAILURE.match(v.message)
+        if failed is not None:  # the target hung or crashed when a probe called it: that failure
+            return failure_cause(_FAILURE_OF[failed.group(1)], _THEIR_OWN_WAY.sub("", failed.group(2)))
         if not view.probe and view.causes:
             # the step itself differs from the model: a probe that re-runs the target's reducer on
             # it meets that difference again (an action the target does not append twice because
@@ -103,6 +107,13 @@ def schema_modelled() -> Callable[[str, Any, tuple[Any, ...]], bool | None] | No
     return schema.modelled if schema is not None else None
 
 
+#: A probe check whose call of the target's reducer hung or crashed (harness/invariants/registry.py
+#: words it so): the same failure as on a step, one cause.
+_PROBE_FAILURE: Final = re.compile(r"^the reducer raised during the probe: (TargetTimeout|TargetCrashed): (.*)$", re.S)
+_FAILURE_OF: Final = {"TargetTimeout": "TARGET-TIMEOUT", "TargetCrashed": "TARGET-CRASH"}
+#: What the stepper adds to a `known` check that fired on the target alone (engine/stepper.py).
+_THEIR_OWN_WAY: Final = re.compile(r" \(the reference model, which reproduces the known upstream issue, does not "
+                                   r"show this on the same step: the target breaks it its own way\)$")
 #: The summaries of the causes a producer names itself (`Violation.cause`).
 _EXPLICIT: Final = {
     ("refuses-integral-float",): "the target refuses an integral float (`1.0`) for a number",

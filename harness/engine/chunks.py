@@ -37,7 +37,6 @@ from .control import RunControl
 from .events import Event, FindingFound, Notice, Progress, Shrinking
 from .machine import FindingFailure, Recorder
 from .shrink import TraceShrinker
-from .stepper import TARGET_TIMEOUT
 
 if TYPE_CHECKING:
     from .run import RunConfig, RunSummary
@@ -137,11 +136,17 @@ def report_failure(
     if failure.cause is not None:
         recorder.causes[failure.cause.id] += 1
         reported.setdefault(failure.cause.id, finding)
-    if finding.invariant == TARGET_TIMEOUT and finding.kind in active:
-        active.remove(finding.kind)
-        emit(Notice(f"the target hung on {finding.kind}: not fuzzing {finding.kind} further "
-                    "in this run (every later step would wait out its timeout)"))
     summary.findings.append(finding)
+
+
+def retirement_notices(recorder: Recorder, emit: Callable[[Event], None]) -> None:
+    """A target that hangs on an action: that action's value class — its type at its size and
+    above — is not sent again in this run (engine/retired.py, retired where a step is judged);
+    its kind goes on being fuzzed (a per-input timeout, as AFL and libFuzzer keep, never a
+    retired kind). Each class retired is said once."""
+    recorder.retired.on_retire = lambda kind, atype, size: emit(Notice(
+        f"the target hung on {kind} ({atype}, {size} bytes of JSON): {atype} actions of {size} bytes "
+        f"or more are not sent to {kind} again in this run; {kind} goes on being fuzzed"))
 
 
 def _confirm(

@@ -633,7 +633,7 @@ class FastLane:
                 stepper = Stepper(
                     kind=k, state=initial, model=lane.model, session=lane.target.session(k, initial),
                     target=lane.target, target_is_model=config.target_is_model,
-                    probe_every=config.probe_every, baseline=config.baseline,
+                    probe_every=config.probe_every, baseline=config.baseline, retired=rec.retired,
                 )
                 channels.append((stepper, Trace(k, initial, profile=lane.profile.label, target=lane.target)))
             rec.examples += 1
@@ -656,6 +656,8 @@ class FastLane:
                 pooled, op = action, None  # retargeted: the same JSON types, valid by construction
                 if mutated and rng.random() < FIELD_MUTATION:
                     action, op = self.mutator.mutate(action, stepper.reference)
+                if rec.retired(k, action):
+                    continue  # a value class the target hung on: not sent again (the kind goes on)
                 now += rng.randrange(5_001) if rng.random() < 0.9 else 0
                 # Valid lane only when the schema says so; without a schema validator (no spec
                 # folder) only the pooled actions, valid by construction, are: a mutated field

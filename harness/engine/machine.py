@@ -41,7 +41,8 @@ from . import generation
 from .arms import GROUP, Arm, Lane
 from .control import RunControl
 from .probes import ProbeRations
-from .stepper import Stepper, StepResult
+from .retired import ValueClasses
+from .stepper import TARGET_TIMEOUT, Stepper, StepResult
 
 
 @dataclass
@@ -98,6 +99,8 @@ class Recorder:
     #: example once more before re-raising, and a target that hung or crashed may not fail the
     #: same way twice (the campaign reads this, not what Hypothesis re-raises).
     failure: FindingFailure | None = None
+    #: Value classes a target hung on, never the kind (engine/retired.py).
+    retired: ValueClasses = field(default_factory=ValueClasses)
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 probe_every=config.probe_every,
                 baseline=config.baseline,
                 rations=config.rations,
+                retired=config.recorder.retired,
             )
             return _Channel(stepper, Trace(kind, initial, profile=lane.profile.label, target=lane.target))
 
@@ -193,6 +197,8 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
             channel = self.channels[index]
             stepper, trace = channel.stepper, channel.trace
             kind = stepper.kind
+            if rec.retired(kind, action):
+                return  # a value class the target hung on: not sent again (the kind goes on)
             self.now_ms += delay
             # A schema-invalid action is a probe, whichever lane drew it: the valid lane of a
             # trace holds only schema-valid steps (DESIGN.md, "Findings must be true").
@@ -317,6 +323,8 @@ def judge_step(
     accepted for the rest of the run: a quieter cause on the same step still surfaces, with
     the violation its own differences give (`isolated`). Both lanes judge their steps here."""
     kind = view.kind
+    if any(v.invariant == TARGET_TIMEOUT for v in result.violations):
+        rec.retired.retire(kind, view.action)  # the value class it hung on, never the kind
     rejudge = armed(view, stepper.probe_reducer(), now_ms, stepper.profile, context)
     by_cause: dict[str, tuple[Cause, list[Violation]]] = {}
     for v in result.violations:

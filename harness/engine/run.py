@@ -59,6 +59,7 @@ from .chunks import (
     drop_kind,
     end_chunk,
     report_failure,
+    retirement_notices,
     run_ends,
     target_unusable,
 )
@@ -194,6 +195,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
 
     recorder = Recorder(on_known=on_known, on_step=config.step_hook, cause_cap=config.cause_cap,
                         on_cause_seen=on_cause_seen)
+    retirement_notices(recorder, emit)
     guarded = _GuardedTarget(config.target)
 
     def progress() -> Progress:

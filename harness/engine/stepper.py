@@ -25,13 +25,14 @@ from harness.corpus.baseline import Baseline
 from harness.diff import diff_paths
 from harness.invariants._json import json_equal
 from harness.invariants.base import Step, Violation
-from harness.invariants.registry import check_step
+from harness.invariants.registry import ProbeSkipped, check_step
 from harness.reference import MalformedAction, Model, Profile
 from harness.spec import interop
 from harness.targets.base import Target, TargetCrashed, TargetError, TargetSession, TargetTimeout
 
 from .accepted import accepted_divergence, follows_from_accepted, judge
 from .probes import ProbeRations
+from .retired import ValueClasses
 
 State = dict[str, Any]
 
@@ -113,6 +114,9 @@ class Stepper:
     #: step it applies to once per `probe_every` steps of the run, instead of every probe on
     #: every `probe_every`-th step of this sequence.
     rations: ProbeRations | None = None
+    #: The run's retired value classes (engine/retired.py): the probe checks do not call the
+    #: target with one, and a probe call that hangs retires its own class.
+    retired: ValueClasses | None = None
     steps_taken: int = 0
     reference: State = field(init=False)
 
@@ -130,9 +134,21 @@ class Stepper:
     def _probe_reducer(self) -> Callable[[str, State, State, int], State]:
         if self.target_is_model:
             return self.model.reduce
-        if self.baseline is not None:
-            return self._baselined_reduce
-        return self.target.reduce
+        reduce = self._baselined_reduce if self.baseline is not None else self.target.reduce
+        if self.retired is None:
+            return reduce
+        retired = self.retired
+
+        def guarded(kind: str, state: State, action: State, now_ms: int) -> State:
+            if retired(kind, action):
+                raise ProbeSkipped(kind)
+            try:
+                return reduce(kind, state, action, now_ms)
+            except TargetTimeout:
+                retired.retire(kind, action)
+                raise
+
+        return guarded
 
     def _baselined_reduce(self, kind: str, state: State, action: State, now_ms: int) -> State:
         """The target's reducer for a probe, its answer normalised by the baseline against the

@@ -190,6 +190,11 @@ class ReducerRaised(Exception):
         self.error = error
 
 
+class ProbeSkipped(Exception):
+    """The target's reducer is not called with this action: a value class the target hung on
+    (engine/retired.py). The probe check that wanted it is skipped, not failed."""
+
+
 class _GuardedReducer:
     """Wraps the target's reducer so its exceptions inside a probe are told apart from check bugs."""
 
@@ -201,6 +206,8 @@ class _GuardedReducer:
     def __call__(self, kind: str, state: JSONDict, action: JSONDict, now_ms: int) -> JSONDict:
         try:
             return self._reducer(kind, state, action, now_ms)
+        except ProbeSkipped:
+            raise
         except Exception as e:
             raise ReducerRaised(e) from e
 
@@ -210,6 +217,8 @@ class _GuardedReducer:
         """The step re-run with the target's clock reads counted (None: not observable)."""
         try:
             return clock.observe(self._reducer, kind, state, action, now_ms)
+        except ProbeSkipped:
+            raise
         except Exception as e:
             raise ReducerRaised(e) from e
 
@@ -265,6 +274,8 @@ def _run(inv: Invariant, step: Step, reducer: Reducer | None, found: list[Violat
             found.append(Violation(inv.id, inv.severity, message))
     except ReducerRaised as e:
         found.append(Violation(inv.id, inv.severity, f"the reducer raised during the probe: {e}"))
+    except ProbeSkipped:
+        return
     except Exception as e:
         raise InvariantCheckError(
             f"check {inv.id} raised {type(e).__name__}: {e} "

@@ -1,0 +1,51 @@
+"""Value classes a target hung on (issue 32: nothing retired for good).
+
+A target that does not answer an action within its timeout costs that timeout every time it
+meets the like again. A run retires the *value class* of the action — its type, at its size
+(bytes of compact JSON) and above, in its state kind — never the kind: the kind goes on being
+fuzzed with everything else (a per-input timeout, as AFL and libFuzzer keep). A later hang of a
+smaller action of the type lowers the bound. Both lanes skip a retired action before sending
+it, and the probe checks do not call the target with one (`ProbeSkipped`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+
+def action_label(action: Any) -> str:
+    t = action.get("type") if isinstance(action, dict) else None
+    return t if isinstance(t, str) else "<untyped>"
+
+
+def action_size(action: Any) -> int:
+    """An action's size in bytes of compact JSON (what a quadratic parser is slow on)."""
+    return len(json.dumps(action, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+class ValueClasses:
+    """The classes retired in one run: (kind, action type) -> the smallest size that hung."""
+
+    def __init__(self) -> None:
+        self.bounds: dict[tuple[str, str], int] = {}
+        #: Told when a class is first retired: (kind, action type, size).
+        self.on_retire: Callable[[str, str, int], None] = lambda kind, atype, size: None
+
+    def retire(self, kind: str, action: Any) -> None:
+        key = (kind, action_label(action))
+        size = action_size(action)
+        if key not in self.bounds:
+            self.on_retire(kind, key[1], size)
+        self.bounds[key] = min(size, self.bounds.get(key, size))
+
+    def __call__(self, kind: str, action: Any) -> bool:
+        """Whether `action` belongs to a retired class of `kind`."""
+        if not self.bounds:
+            return False
+        limit = self.bounds.get((kind, action_label(action)))
+        return limit is not None and action_size(action) >= limit
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [{"kind": k, "type": t, "fromBytes": n} for (k, t), n in sorted(self.bounds.items())]
