@@ -503,3 +503,19 @@ def test_a_stamp_the_target_never_writes_is_its_own_cause_beside_another() -> No
     # the control: a target that ignored the action changed nothing; the stamp is that cause's
     ignored = _view(before, expected, before, atype="chat/draftChanged")
     assert [c.key for c in ignored.causes] == [("unapplied", "chat/draftChanged")]
+
+
+def test_a_probe_check_whose_call_hung_is_the_hang_cause() -> None:
+    from harness.causes import failure_cause
+
+    step = failure_cause("TARGET-TIMEOUT", "target hung: adapter:x: no reply to 'reduce' within 5 s; adapter killed")
+    view = _view({"status": 1}, {"status": 1}, {"status": 1})
+    probe = Violation("INV-022.probe", "violation",
+                      "the reducer raised during the probe: TargetTimeout: adapter:x: no reply to 'reduce' within 5 s; "
+                      "adapter killed (the reference model, which reproduces the known upstream issue, does not show "
+                      "this on the same step: the target breaks it its own way)")
+    assert violation_cause(view, probe) == step
+    # the control: a probe check whose call raised an error reply stays a check of its own
+    other = Violation("INV-022.probe", "violation", "the reducer raised during the probe: TargetError: bad state")
+    c = violation_cause(view, other)
+    assert c is not None and c.transformation == "check"
