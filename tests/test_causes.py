@@ -519,3 +519,17 @@ def test_a_probe_check_whose_call_hung_is_the_hang_cause() -> None:
     other = Violation("INV-022.probe", "violation", "the reducer raised during the probe: TargetError: bad state")
     c = violation_cause(view, other)
     assert c is not None and c.transformation == "check"
+
+
+def test_every_change_a_target_makes_on_a_step_the_model_ignores_is_one_cause() -> None:
+    # truncated with an unknown turnId is a no-op; a target that clears the history changes
+    # three fields (as one mutant did: three cause ids before)
+    before = {"status": 8, "turns": [{"id": "t1"}], "activeTurn": {"id": "t2"}, "turnsNextCursor": "c",
+              "modifiedAt": "2026-01-01T00:00:00.000Z"}
+    observed = {"status": 8, "turns": [{"id": "t1"}], "modifiedAt": "2026-01-01T00:00:09.000Z"}
+    view = _view(before, before, observed, atype="chat/truncated")
+    assert [c.key for c in view.causes] == [("not-a-no-op", "chat/truncated")]
+    # the control: a wrap on such a step is still the wrap, wherever it shows
+    wrapped = _view({"status": WRAP + 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)},
+                    atype="chat/truncated")
+    assert [c.key for c in wrapped.causes] == [("int-wrap", "32")]

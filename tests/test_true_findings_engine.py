@@ -759,3 +759,29 @@ def test_a_probe_that_meets_only_keys_the_target_cannot_hold_has_no_cause_of_its
     assert loud
     quiet = rejudger(Noisy().reduce, view, 9, P, {})
     assert all(violation_cause(view, v, quiet) is not None for v in loud)
+
+
+def test_a_session_the_target_lost_in_a_restart_is_reopened_not_a_crash() -> None:
+    # a hang in a probe check (or another channel's step) restarts an adapter: every session it
+    # had is gone; the next step of this channel must not report that as a crash of its own
+    target = Crafted()
+
+    class Lost(ReduceSession):
+        stale = True
+
+        def step(self, action: Any, now_ms: int) -> Any:
+            from harness.targets.base import TargetCrashed
+
+            raise TargetCrashed("the adapter restarted after a crash or timeout; this session's state is gone")
+
+    s = _stepper(target)
+    s.session = Lost(target, "chat", CHAT)
+    result = s.step(_usage(outputTokens=3), 7)
+    assert _found(result) == [] and result.observed is not None
+    assert not isinstance(s.session, Lost)
+    # the control: the same lost session, not marked stale, is the crash it says it is
+    s2 = _stepper(target)
+    lost = Lost(target, "chat", CHAT)
+    lost.stale = False  # type: ignore[misc]
+    s2.session = lost
+    assert [v.invariant for v in s2.step(_usage(outputTokens=3), 7).violations] == ["TARGET-CRASH"]

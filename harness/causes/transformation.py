@@ -42,7 +42,7 @@ from harness.spec.interop import MAX_SAFE_INTEGER
 MAX_DIFFS: Final = 64
 #: The order in which transformations sign a step (the first present wins).
 PRIORITY: Final = (
-    "unapplied", "failure", "refuses-integral-float", "ignores-integral-float", "int-wrap", "int-precision", "type", "variant",
+    "unapplied", "not-a-no-op", "failure", "refuses-integral-float", "ignores-integral-float", "int-wrap", "int-precision", "type", "variant",
     "value", "reorder", "duplicate-id", "stale", "dropped", "added", "dropped-empty", "added-empty", "unmodelled",
     "check",
 )
@@ -187,6 +187,12 @@ class StepView:
             c = self._classify(d)
             if c.transformation == "unapplied":
                 unapplied.append(d)
+            elif self._model_no_op and c.transformation not in ENCODING:
+                # the model leaves the state as it is and the target changes it: whatever it
+                # changed, the action is one cause (a helper that clears more than it should
+                # is one bug, not one per field)
+                add(Cause(("not-a-no-op", self.type),
+                          f"`{self.type}` changes the state where the model leaves it as it is"), d)
             else:
                 add(c, d)
         lost, unapplied = self._representation_losses(unapplied)
@@ -229,6 +235,12 @@ class StepView:
             ranked = [c for c in ranked if c.id in of]
         self._of = of
         return ranked
+
+    @cached_property
+    def _model_no_op(self) -> bool:
+        """A valid step the model leaves the state unchanged on."""
+        return (not self.probe and isinstance(self.before, dict) and isinstance(self.expected, dict)
+                and (self.expected is self.before or not _first(diff_paths(self.before, self.expected, null_is_absent=True))))
 
     @cached_property
     def _writes_derived_only(self) -> bool:

@@ -202,6 +202,10 @@ class Stepper:
         at this point (for a chat step, its session; for a session step, its chats), so the
         cross-channel checks (INV-031) see them."""
         self.steps_taken += 1
+        if getattr(self.session, "stale", False):
+            # the target restarted after an earlier failure (a hang or crash another call met,
+            # already reported): a new session on the state it had, not a crash of this step
+            self._resync(self.state)
         before = self.state
         if self.model.handler(self.kind, action) is not None:
             off_lane = self.model.value_problem(action)

@@ -524,6 +524,13 @@ class FastSession:
         """The mirror: the state as the harness has rebuilt it from the change lists."""
         return self._mirror
 
+    @property
+    def stale(self) -> bool:
+        """The adapter restarted since this session was opened (after a crash or a timeout,
+        perhaps of another session's or a probe's call): its state is gone."""
+        t = self._target
+        return not self._closed and not t._closed and (t.generation != self._generation or t._proc is None)
+
     def _live(self) -> AdapterTarget:
         if self._closed:
             raise RuntimeError("session is closed")
