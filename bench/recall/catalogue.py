@@ -25,7 +25,8 @@ SERVE = f"/usr/bin/env PYTHONPATH={ROOT} {PY} -m harness.targets.reference_adapt
 class Bug:
     name: str
     cls: int
-    expect: tuple[str, ...]  # the cause key it must be reported under
+    expect: tuple[str, ...]  # the cause key it must be reported under (or its first elements:
+    #                          a failure's key ends in its error class, which names the target)
     note: str
 
 
@@ -57,15 +58,15 @@ TARGETS: tuple[Target, ...] = (
     _mutant("turn_end_keeps_open_tool_calls", "chat", ("value", "turns[].responseParts[].toolCall.status"), "turnComplete leaves tool calls running"),
     _mutant("turn_end_no_duration_clamp", "chat", ("value", "turns[].duration"), "turnCancelled keeps a negative duration", 4),
     _mutant("turn_started_keeps_read", "chat", ("value", "status"), "turnStarted keeps IsRead"),
-    _mutant("truncated_unknown_clears_all", "chat", ("dropped", "turns"), "truncated with an unknown turnId clears the history"),
+    _mutant("truncated_unknown_clears_all", "chat", ("not-a-no-op", "chat/truncated"), "truncated with an unknown turnId clears the history"),
     _mutant("queue_emptied_to_list", "chat", ("added-empty",), "an emptied queue stays []"),
-    _mutant("reorder_drops_unnamed", "chat", ("dropped", "queuedMessages"), "reorder drops the messages it does not name"),
+    _mutant("reorder_drops_unnamed", "chat", ("dropped", "queuedMessages[]"), "reorder drops the messages it does not name"),
     _mutant("confirm_from_any_status", "chat", ("value", "activeTurn.responseParts[].toolCall.status"), "toolCallConfirmed from running/streaming"),
-    _mutant("input_completed_keeps_status", "chat", ("value", "status"), "inputCompleted skips the status recompute"),
+    _mutant("input_completed_keeps_status", "chat", ("stale", "status"), "inputCompleted skips the status recompute"),
     _mutant("chat_directory_set_on_absent_is_noop", "chat", ("unapplied", "chat/workingDirectorySet"), "a chat directory set on an absent subset is ignored"),
-    _mutant("chat_removed_keeps_default", "session", ("value", "defaultChat"), "chatRemoved keeps defaultChat"),
+    _mutant("chat_removed_keeps_default", "session", ("unapplied", "session/chatRemoved"), "chatRemoved keeps defaultChat"),
     _mutant("input_needed_removed_back_to_idle", "session", ("value", "status"), "inputNeededRemoved resets to Idle"),
-    _mutant("directory_set_duplicates", "session", ("duplicate-id",), "workingDirectorySet duplicates"),
+    _mutant("directory_set_duplicates", "session", ("added", "workingDirectories[]"), "workingDirectorySet duplicates"),
     _mutant("directory_removed_to_absent", "session", DROPPED_EMPTY, "an emptied directory list becomes absent"),
     _mutant("replace_moves_primary", "session", ("reorder",), "0.8.0's replace moves an earlier duplicate (a target announcing 0.7.0 and 0.8.0)", 7,
             "--announce-versions", "0.7.0,0.8.0"),
@@ -88,7 +89,7 @@ TARGETS: tuple[Target, ...] = (
         Bug("is-read-encoder-loss", 1, DROPPED_EMPTY, "empty lists dropped on encode"),
     )),
     _crafted("modified_at_never_stamped", (
-        Bug("modified-at-never-stamped", 1, ("stamp", "modifiedAt"), "a chat's modifiedAt is never written"),
+        Bug("modified-at-never-stamped", 1, ("stale", "modifiedAt"), "a chat's modifiedAt is never written"),
         Bug("modified-at-encoder-loss", 1, DROPPED_EMPTY, "empty lists dropped on encode"),
     )),
     _crafted("auth_required_ignored", (

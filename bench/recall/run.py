@@ -7,9 +7,10 @@
 Each trial is a plain `ahp-fuzz run --target T --seed S --chunks C` (chunk-bounded: its verdict
 does not depend on the machine's speed) of the harness at `--harness` (default: this checkout;
 another `git worktree` measures another commit on the same targets). Per bug: found in k of N
-(its expected cause id among the run's findings), the median and maximum time to exposure
+(a finding whose cause key starts with the bug's `expect`), the median and maximum time to exposure
 (report.json `findings[].exposure`: the run's clock and steps when it was first witnessed; a
-harness without it gives the finding file's time, marked `*`); per target: false findings
+harness without it gives none); a trial is interrupted once every bug of its target is
+reported (`--full`: never); per target: false findings
 (causes that are none of its known bugs), findings per cause. `--discover` prints every cause a
 target's runs reported, to confirm a bug's key by reading it. Results: `OUT/recall.json` and a
 Markdown table on stdout (bench/results/recall.md holds them).
@@ -18,9 +19,9 @@ Markdown table on stdout (bench/results/recall.md holds them).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -34,17 +35,39 @@ sys.path.insert(0, str(HERE))
 from catalogue import ROOT, TARGETS, Target  # noqa: E402
 
 
-def cause_id(key: tuple[str, ...]) -> str:
-    blob = json.dumps(list(key), separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+def matches(key: Any, expect: tuple[str, ...]) -> bool:
+    return isinstance(key, list) and tuple(key[: len(expect)]) == expect
 
 
-def trial(harness: Path, target: Target, spec: str, seed: int, chunks: int, out: Path) -> dict[str, Any]:
+def _found_all(report_path: Path, target: Target) -> bool:
+    try:
+        report = json.loads(report_path.read_text())
+    except (OSError, ValueError):
+        return False
+    keys = [(f.get("cause") or {}).get("key") for f in report.get("findings", [])]
+    return all(any(matches(k, b.expect) for k in keys) for b in target.bugs)
+
+
+def trial(harness: Path, target: Target, spec: str, seed: int, chunks: int, out: Path,
+          early_stop: bool = True) -> dict[str, Any]:
+    """One plain run. With `early_stop`, the run is interrupted (SIGINT: the report is finalized)
+    once every known bug of the target is in its report.json: what it found and when is what it
+    would have found and when; the rest of the budget would only have measured false findings."""
     folder = out / f"{target.name.replace(':', '_')}-s{seed}"
     cmd = [str(harness / ".venv" / "bin" / "ahp-fuzz"), "run", "--target", spec, "--seed", str(seed),
-           "--chunks", str(chunks), "--budget", "600s", "--out", str(folder), "--overwrite", *target.args]
-    proc = subprocess.run(cmd, cwd=harness, capture_output=True, text=True, env=os.environ.copy())
+           "--chunks", str(chunks), "--budget", "900s", "--out", str(folder), "--overwrite", *target.args]
     report_path = folder / "report.json"
+    proc = subprocess.Popen(cmd, cwd=harness, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
+    stopped = False
+    while proc.poll() is None:
+        try:
+            proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            if early_stop and not stopped and _found_all(report_path, target):
+                proc.send_signal(signal.SIGINT)
+                stopped = True
+    _, stderr = proc.communicate()
     report = json.loads(report_path.read_text()) if report_path.is_file() else {}
     findings = []
     for f in report.get("findings", []):
@@ -57,8 +80,8 @@ def trial(harness: Path, target: Target, spec: str, seed: int, chunks: int, out:
                          "invariant": f.get("invariant"), "severity": f.get("severity"),
                          "exposure": exposed})
     return {"target": target.name, "seed": seed, "exit": proc.returncode, "steps": report.get("steps"),
-            "elapsed": report.get("elapsedSeconds"), "findings": findings,
-            "stderr": proc.stderr[-400:] if proc.returncode not in (0, 1) else ""}
+            "elapsed": report.get("elapsedSeconds"), "findings": findings, "stoppedEarly": stopped,
+            "stderr": stderr[-400:] if proc.returncode not in (0, 1, 130) else ""}
 
 
 def _seeds(text: str) -> list[int]:
@@ -76,12 +99,10 @@ def table(trials: list[dict[str, Any]], targets: list[Target], seeds: list[int],
                           "|---|---:|---:|---:|---:|---:|---|"]
     for t in targets:
         mine = [x for x in trials if x["target"] == t.name]
-        expected = {cause_id(b.expect) for b in t.bugs}
         for b in t.bugs:
-            cid = cause_id(b.expect)
             times: list[tuple[float, int]] = []
             for x in mine:
-                hits = [f for f in x["findings"] if f["cause"] == cid]
+                hits = [f for f in x["findings"] if matches(f["key"], b.expect)]
                 if hits:
                     e = hits[0]["exposure"] or {}
                     times.append((e.get("seconds") or 0.0, e.get("steps") or 0))
@@ -91,13 +112,13 @@ def table(trials: list[dict[str, Any]], targets: list[Target], seeds: list[int],
             rows.append(f"| {t.name} | {b.name} | {b.cls} | **{len(times)} of {len(mine)}** | {med} | {mx} |")
         n_find = sum(len(x["findings"]) for x in mine)
         causes = sum(len({f["cause"] for f in x["findings"]}) for x in mine)
-        false = sum(1 for x in mine for f in x["findings"] if f["cause"] not in expected)
+        false = sum(1 for x in mine for f in x["findings"] if not any(matches(f["key"], b.expect) for b in t.bugs))
         exits = ",".join(str(x["exit"]) for x in sorted(mine, key=lambda x: x["seed"]))
         per = f"{n_find / causes:.2f}" if causes else "—"
         summary.append(f"| {t.name} | {len(mine)} | {n_find} | {causes} | {per} | {false} | {exits} |")
     bugs = [(t, b) for t in targets for b in t.bugs]
     full = sum(1 for t, b in bugs
-               if sum(1 for x in trials if x["target"] == t.name and any(f["cause"] == cause_id(b.expect) for f in x["findings"])) == len(seeds))
+               if sum(1 for x in trials if x["target"] == t.name and any(matches(f["key"], b.expect) for f in x["findings"])) == len(seeds))
     rows.append("")
     rows.append(f"Bugs found in every seed: **{full} of {len(bugs)}**; seeds {seeds[0]}–{seeds[-1]}.")
     return "\n".join(rows + summary) + "\n"
@@ -114,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label", default="this checkout")
     p.add_argument("--out", default="")
     p.add_argument("--discover", action="store_true")
+    p.add_argument("--full", action="store_true", help="no early stop: every trial runs its whole budget")
     a = p.parse_args(argv)
     seeds = _seeds(a.seeds)
     only = {x for x in a.only.split(",") if x}
@@ -124,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     harness = Path(a.harness).resolve()
     jobs = [(t, t.spec.format(wild_ts=a.wild_ts), s) for t in targets for s in seeds]
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        trials = list(pool.map(lambda j: trial(harness, j[0], j[1], j[2], a.chunks, out), jobs))
+        trials = list(pool.map(lambda j: trial(harness, j[0], j[1], j[2], a.chunks, out, not a.full), jobs))
     (out / "recall.json").write_text(json.dumps({"label": a.label, "chunks": a.chunks, "seeds": seeds,
                                                  "harness": str(harness), "trials": trials}, indent=1))
     if a.discover:

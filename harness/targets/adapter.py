@@ -352,7 +352,9 @@ class AdapterTarget:
             proc.kill()
             self._proc = None
             return TargetTimeout(
-                f"{self._label}: no reply to {op!r} within {self.timeout_s:g} s; "
+                # the request's op is not named: a hang is one cause whichever request met it
+                # (a stateless `reduce` of a probe, a session's `step`)
+                f"{self._label}: no reply within {self.timeout_s:g} s; "
                 "adapter killed (restarts on next use)" + _tail_text(tail),
                 timeout_s=self.timeout_s,
                 stderr_tail=tail,
