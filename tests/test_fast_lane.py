@@ -401,3 +401,13 @@ def test_a_hang_retires_its_value_class_and_the_kind_goes_on() -> None:
     assert not classes("chat", small) and classes("chat", large)
     assert not classes("session", large) and action_size(small) < action_size(large)
     assert not classes("chat", {"type": "chat/usage", "content": "x" * 500})  # another type
+
+
+def test_a_type_that_never_changed_a_state_is_drawn_more_where_it_applies() -> None:
+    from collections import Counter
+
+    offers = [("chat/delta", 1.0, None), ("chat/usage", 1.0, None), ("chat/truncated", 0.08, None)]
+    fresh = fast.reach_weights(offers, Counter())
+    assert fresh[0] == fresh[1] == 1.0 + fast.RARE_BOOST and fresh[2] == 0.08  # a no-op stays rare
+    worn = fast.reach_weights(offers, Counter({"chat/usage": 400}))
+    assert worn[0] > 5 * worn[1] and worn[1] < 1.05

@@ -78,6 +78,11 @@ RETARGET: Final = 0.3  # chance that a step's id fields are set to ids of the cu
 #: current state, its payload from the type's pool (ids retargeted); a type with no pooled
 #: action yet, and now and then any type, gets a few drawn by Hypothesis for this very state.
 PICK: Final[Any] = object()  # a marker, never sent (an adversarial action may be JSON null)
+#: Reach (issue 32): a type whose guard holds in the current state (weight ≥ `APPLIES`: the
+#: strategies' HOT) is weighted by 1 + RARE_BOOST / (1 + the times it changed a state in this
+#: run): a type that never did is drawn 9× as often where it applies, one that did 80 times alike.
+RARE_BOOST: Final = 8.0
+APPLIES: Final = 0.5
 TYPE_FILL: Final = 3
 TYPE_REFRESH: Final = 0.02
 #: Integer edges, where typed code breaks (AFL's and libFuzzer's "interesting values"): int32 and
@@ -579,7 +584,7 @@ class FastLane:
         kind, state = stepper.kind, stepper.reference
         dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
         offers = generation.type_offers(kind, state, lane.profile, dirs)
-        t, _, make = self.rng.choices(offers, weights=[w for _, w, _ in offers])[0]
+        t, _, make = self.rng.choices(offers, weights=reach_weights(offers, self.rec.changed))[0]
         slot = pool.by_type.setdefault(t, [])
         if not slot or self.rng.random() < TYPE_REFRESH:
             drawn = fill(make(), TYPE_FILL, self.rng.getrandbits(64))
@@ -722,6 +727,13 @@ class FastLane:
         rec.pairs_seen.add(pair)
         rec.arm_new_pairs[arm] += 1
         return True
+
+
+def reach_weights(offers: list[tuple[str, float, Any]], changed: Counter[str]) -> list[float]:
+    """The offers' weights for a pick, raised for reach: of the types whose guard holds here, those
+    that rarely changed a state in this run so far are drawn more (a running MCP call to require
+    auth on is a rare state: the type it enables must not wait for chance once the state is there)."""
+    return [w * (1.0 + RARE_BOOST / (1 + changed[t])) if w >= APPLIES else w for t, w, _ in offers]
 
 
 def _finding_trace(channels: list[tuple[Stepper, Trace]], index: int, order: list[tuple[int, int]],
