@@ -411,3 +411,31 @@ def test_a_type_that_never_changed_a_state_is_drawn_more_where_it_applies() -> N
     assert fresh[0] == fresh[1] == 1.0 + fast.RARE_BOOST and fresh[2] == 0.08  # a no-op stays rare
     worn = fast.reach_weights(offers, Counter({"chat/usage": 400}))
     assert worn[0] > 5 * worn[1] and worn[1] < 1.05
+
+
+def test_a_chunk_bounded_run_reports_the_same_causes_on_a_slow_machine() -> None:
+    # issue 32: "same seed, same verdict, any load". A slow machine is a clock that runs 50×
+    # faster per call (every step, fill and shrink sees much more time pass); the budget is
+    # generous, so chunks end both runs
+    from itertools import count
+
+    from harness.engine.control import RunControl
+
+    name = "directory_set_duplicates"
+    kind, profile_name, _ = mutants.MUTANTS[name]
+    profile = Profile.named(profile_name)
+
+    def run(clock: Any) -> tuple[list[Any], int, str]:
+        broken = ReferenceTarget(profile, model=getattr(mutants, name)(profile))
+        config = RunConfig(
+            target=broken, target_spec="mutant", target_is_model=False, profile=profile, seed=4,
+            budget_s=None, max_chunks=6, chunk_examples=6, kinds=(kind,), heartbeat_s=0, lane="fast",
+            profiles=(profile,), control=RunControl(10_000.0, clock=clock),
+        )
+        summary = run_campaign(config, EventBus())
+        return sorted(f.cause["id"] for f in summary.findings if f.cause), summary.steps, summary.stopped_because
+
+    quick, slow = count(0, 0.001), count(0, 0.05)
+    a, b = run(lambda: next(quick)), run(lambda: next(slow))
+    assert a[2] == b[2] == "chunks"
+    assert a == b and a[0]  # the same causes, the same steps: nothing decided by time
