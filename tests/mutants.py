@@ -290,3 +290,26 @@ def typed_client_with_two_bugs(profile: Profile) -> _TypedClient:
             },
         )
     )
+
+
+def _as_floats(value: Any, keys: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: (float(v) if k in keys and type(v) is int else _as_floats(v, keys)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_floats(v, keys) for v in value]
+    return value
+
+
+class _FloatWriter(_TypedClient):
+    """Reduces like the model; its encoder writes the numbers of some fields as doubles (`3` →
+    `3.0`: a JavaScript or Dart client that formats every number as a double)."""
+
+    KEYS = frozenset({"duration", "cols", "rows", "exitCode", "inputTokens", "outputTokens", "line", "character"})
+
+    def encode_state(self, state: Any) -> Any:
+        return _as_floats(state, self.KEYS)
+
+
+def writes_ints_as_floats(profile: Profile) -> _TypedClient:
+    """Issue 32's bytes class: integers written as floats (equal by value, not as written)."""
+    return _FloatWriter(Model(profile))

@@ -785,3 +785,27 @@ def test_a_session_the_target_lost_in_a_restart_is_reopened_not_a_crash() -> Non
     lost.stale = False  # type: ignore[misc]
     s2.session = lost
     assert [v.invariant for v in s2.step(_usage(outputTokens=3), 7).violations] == ["TARGET-CRASH"]
+
+
+def test_integers_an_adapter_writes_as_floats_are_a_finding_of_their_own() -> None:
+    from harness.engine.stepper import INT_AS_FLOAT
+
+    adapter = [sys.executable, "-m", "harness.targets.reference_adapter", "--model",
+               f"{Path(__file__).resolve().parent / 'mutants.py'}:writes_ints_as_floats"]
+    terminal = {"resource": "ahp-term:/t1", "title": "t", "content": [], "cols": 80, "rows": 24}
+    with AdapterTarget(adapter, profile=P) as target:
+        s = Stepper("terminal", terminal, Model(P, check_payloads=True), target.session("terminal", terminal), target)
+        result = s.step({"type": "terminal/resized", "cols": 100, "rows": 30}, 7)
+        found = [v for v in result.violations if v.cause == INT_AS_FLOAT]
+        assert len(found) == 1 and "cols" in found[0].message
+        view = StepView("terminal", {"type": "terminal/resized"}, terminal, terminal, result.expected, result.observed)
+        cause = violation_cause(view, found[0])
+        assert cause is not None and cause.key == INT_AS_FLOAT
+        # on the next step the floats are the state it had: not new, no finding again
+        again = s.step({"type": "terminal/titleChanged", "title": "u"}, 8)
+        assert [v for v in again.violations if v.cause == INT_AS_FLOAT] == []
+    # the control: the reference model behind the same adapter writes integers
+    with AdapterTarget([sys.executable, "-m", "harness.targets.reference_adapter"], profile=P) as plain:
+        s = Stepper("terminal", terminal, Model(P, check_payloads=True), plain.session("terminal", terminal), plain)
+        assert [v for v in s.step({"type": "terminal/resized", "cols": 100, "rows": 30}, 7).violations
+                if v.cause == INT_AS_FLOAT] == []

@@ -105,6 +105,9 @@ TARGETS: tuple[Target, ...] = (
     _crafted("objects_as_strings", (
         Bug("objects-as-strings", 1, ("type", "object", "string"), "open-ended objects written back as JSON text: one conversion"),
     )),
+    Target("imitation:writes-ints-as-floats", f"adapter:{SERVE} --model {ROOT}/tests/mutants.py:writes_ints_as_floats", (
+        Bug("ints-as-floats", 3, ("int-as-float",), "an encoder that writes integers as doubles (`3` → `3.0`)"),
+    )),
     # -- the wild set ------------------------------------------------------------------------------
     Target("wild:ts-reducers", "ts:{wild_ts}", (
         Bug("ts-status-bit-31", 4, WRAP32, "SessionStatus through JavaScript's int32 bit operations (types/channels-*/reducer.ts)"),

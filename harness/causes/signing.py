@@ -119,6 +119,8 @@ _EXPLICIT: Final = {
     ("refuses-integral-float",): "the target refuses an integral float (`1.0`) for a number",
     ("ignores-integral-float",): "the target accepts an integral float (`80.0`) for a number but does "
                                  "not apply it as it applies the integer",
+    ("int-as-float",): "the target writes integers as floats (`3` → `3.0`)",
+    ("non-i-json-number",): "the target writes numbers JSON has not (`NaN`, `Infinity`)",
 }
 
 

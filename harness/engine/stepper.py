@@ -76,6 +76,44 @@ def ignores_integral_float(action: Any) -> Violation:
     )
 
 
+#: The causes of what a target's bytes say of numbers (issue 32, "look at the bytes").
+INT_AS_FLOAT = ("int-as-float",)
+NON_FINITE = ("non-i-json-number",)
+
+
+def number_violations(expected: Any, observed: Any, before: Any) -> list[Violation]:
+    """What the target wrote of numbers on this step, where the model has integers: an integer
+    written as a float (`3` → `3.0`: equal by value, but not what the model wrote, and a typed
+    reader of an integer field may refuse it), or a number JSON has not (`NaN`, `Infinity`).
+    Only where it is new on this step (the state before did not hold it already)."""
+    out = []
+    floats = [p for p in interop.integral_floats(observed)
+              if type(_at(expected, p)) is int and not isinstance(_at(before, p), float)]
+    if floats:
+        where = ", ".join(interop.render_path(p) for p in floats[:3])
+        out.append(Violation("INV-D01", "divergence",
+                             f"the target writes integers as floats ({where}): the model has integers there, "
+                             f"and `3.0` is not how an integer is written", cause=INT_AS_FLOAT))
+    odd = [p for p in interop.non_finite(observed) if not isinstance(_at(before, p), float)]
+    if odd:
+        where = ", ".join(interop.render_path(p) for p in odd[:3])
+        out.append(Violation("INV-D01", "divergence",
+                             f"the target writes a number JSON has not ({where}: NaN or Infinity; RFC 8259 §6)",
+                             cause=NON_FINITE))
+    return out
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        if isinstance(value, dict) and isinstance(step, str):
+            value = value.get(step)
+        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
+            value = value[step]
+        else:
+            return None
+    return value
+
+
 def refuses_integral_float(e: TargetError, action: Any) -> Violation:
     where = ", ".join(interop.render_path(p) for p in interop.integral_floats(action)[:3])
     return Violation(
@@ -218,6 +256,9 @@ class Stepper:
             expected, malformed = None, True
         if malformed:
             return self._probe_malformed(before, action, now_ms)
+        take_numbers = getattr(self.target, "take_number_tokens", None)
+        if take_numbers is not None:
+            take_numbers()  # what earlier requests wrote (a session's read) is not this step's
         try:
             observed = self.session.step(action, now_ms)
         except TargetError as e:
@@ -228,6 +269,7 @@ class Stepper:
             return StepResult(self._accepted(action, [v] if v else []), False, expected, None, str(e))
         assert expected is not None
         raw = observed
+        written = number_violations(expected, raw, before) if take_numbers is not None and take_numbers() else []
         if self.baseline is not None and not self.target_is_model:
             observed = self._normalised(expected, observed, before)
         probes = self.probe_every > 0 and self.steps_taken % self.probe_every == 0
@@ -253,6 +295,7 @@ class Stepper:
             violations = self._known_only_if_the_model_agrees(
                 violations, action, expected, now_ms, session, chats
             )
+        violations += written
         judged = self._accepted(action, violations, expected, observed)
         tag = accepted_divergence(violations, judged, self.baseline)
         if tag is not None:

@@ -81,6 +81,11 @@ def integral_floats(value: Any) -> list[Path]:
     return [p for p, v in _leaves(value) if isinstance(v, float) and v.is_integer()]
 
 
+def non_finite(value: Any) -> list[Path]:
+    """The paths of `NaN`, `Infinity` and `-Infinity` in `value` (no JSON number: I-JSON §2.2)."""
+    return [p for p, v in _leaves(value) if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf")))]
+
+
 def as_integers(value: Any) -> Any:
     """`value` with every integral float an integer (`1.0` → `1`): what the float probe means."""
     if isinstance(value, dict):

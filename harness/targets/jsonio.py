@@ -46,11 +46,11 @@ def _build_encoder() -> Callable[[Any], str]:
     return _PUBLIC_ENCODER.encode
 
 
-def _build_decoder() -> Callable[[str], Any]:
+def _build_decoder(decoder: json.JSONDecoder = _PUBLIC_DECODER) -> Callable[[str], Any]:
     scan = json.scanner.c_make_scanner
     if scan is None:
-        return _PUBLIC_DECODER.decode
-    scan_once = scan(_PUBLIC_DECODER)
+        return decoder.decode
+    scan_once = scan(decoder)
 
     def decode(text: str) -> Any:
         start = 0
@@ -71,3 +71,29 @@ def _build_decoder() -> Callable[[str], Any]:
 dumps: Callable[[Any], str] = _build_encoder()
 #: `loads(text)` -> value; json.JSONDecodeError (a ValueError) on anything that is not JSON.
 loads: Callable[[str], Any] = _build_decoder()
+
+
+class NumberTokens:
+    """A `loads` that also keeps the number tokens a text wrote that every implementation does not
+    read as the model wrote them (issue 32, "look at the bytes"): a fraction or exponent on an
+    integral value (`3.0`, `1e2`) and the non-I-JSON constants (`NaN`, `Infinity`). The C scanner
+    calls the hooks only for such tokens (a float or a constant), so an integer costs nothing."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.loads = _build_decoder(json.JSONDecoder(parse_float=self._float, parse_constant=self._constant))
+
+    def _float(self, token: str) -> float:
+        value = float(token)
+        if value.is_integer() or value != value or value in (float("inf"), float("-inf")):
+            self.seen.append(token)
+        return value
+
+    def _constant(self, token: str) -> float:
+        self.seen.append(token)
+        return float(token)
+
+    def take(self) -> list[str]:
+        """The tokens kept since the last call."""
+        out, self.seen = self.seen, []
+        return out
