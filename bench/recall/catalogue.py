@@ -112,4 +112,11 @@ TARGETS: tuple[Target, ...] = (
     Target("wild:ts-reducers", "ts:{wild_ts}", (
         Bug("ts-status-bit-31", 4, WRAP32, "SessionStatus through JavaScript's int32 bit operations (types/channels-*/reducer.ts)"),
     ), needs="wild-ts"),
+    Target("wild:go-client", "adapter:{wild_go}", (
+        Bug("go-omitempty", 1, DROPPED_EMPTY, "`omitempty` on optional fields and nil slices (ahptypes)"),
+        Bug("go-refuses-integral-float", 2, ("refuses-integral-float",), "json: cannot unmarshal number 1.0 into int64"),
+        Bug("go-first-namesake", 1, ("duplicate-id",), "updateToolCall returns after the first tool call of an id (ahp reducers)"),
+        Bug("go-chat-updated-interactivity", 5, ("unapplied", "session/chatUpdated"), "PartialChatSummary has no interactivity"),
+        Bug("go-status-not-recomputed", 1, ("stale", "status"), "a tool-call update or input completion that matches nothing skips the status recompute"),
+    ), args=("--spec", "{wild_ts}"), needs="wild-go"),
 )

@@ -49,13 +49,15 @@ def _found_all(report_path: Path, target: Target) -> bool:
 
 
 def trial(harness: Path, target: Target, spec: str, seed: int, chunks: int, out: Path,
-          early_stop: bool = True) -> dict[str, Any]:
+          early_stop: bool = True, spec_dirs: dict[str, str] | None = None) -> dict[str, Any]:
     """One plain run. With `early_stop`, the run is interrupted (SIGINT: the report is finalized)
     once every known bug of the target is in its report.json: what it found and when is what it
     would have found and when; the rest of the budget would only have measured false findings."""
     folder = out / f"{target.name.replace(':', '_')}-s{seed}"
+    spec_dirs = spec_dirs or {}
     cmd = [str(harness / ".venv" / "bin" / "ahp-fuzz"), "run", "--target", spec, "--seed", str(seed),
-           "--chunks", str(chunks), "--budget", "900s", "--out", str(folder), "--overwrite", *target.args]
+           "--chunks", str(chunks), "--budget", "900s", "--out", str(folder), "--overwrite",
+           *(arg.format(wild_ts=spec_dirs.get("wild_ts", "")) for arg in target.args)]
     report_path = folder / "report.json"
     proc = subprocess.Popen(cmd, cwd=harness, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=os.environ.copy())
@@ -130,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunks", type=int, default=10)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--only", default="")
-    p.add_argument("--wild-ts", default="")
+    p.add_argument("--wild-ts", default="", help="a checkout of the wild set's agent-host-protocol (TS reducers)")
+    p.add_argument("--wild-go", default="", help="the Go client's adapter binary (bench/wild/build-go-adapter.sh)")
     p.add_argument("--harness", default=str(ROOT))
     p.add_argument("--label", default="this checkout")
     p.add_argument("--out", default="")
@@ -139,14 +142,16 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     seeds = _seeds(a.seeds)
     only = {x for x in a.only.split(",") if x}
+    have = {"wild-ts": bool(a.wild_ts), "wild-go": bool(a.wild_go and a.wild_ts)}
     targets = [t for t in TARGETS if (not only or t.name in only or t.name.split(":", 1)[1] in only)
-               and (t.needs != "wild-ts" or a.wild_ts)]
+               and (t.needs is None or have[t.needs])]
     out = Path(a.out) if a.out else Path(tempfile.mkdtemp(prefix="recall-"))
     out.mkdir(parents=True, exist_ok=True)
     harness = Path(a.harness).resolve()
-    jobs = [(t, t.spec.format(wild_ts=a.wild_ts), s) for t in targets for s in seeds]
+    fill = {"wild_ts": a.wild_ts, "wild_go": a.wild_go}
+    jobs = [(t, t.spec.format(**fill), s) for t in targets for s in seeds]
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        trials = list(pool.map(lambda j: trial(harness, j[0], j[1], j[2], a.chunks, out, not a.full), jobs))
+        trials = list(pool.map(lambda j: trial(harness, j[0], j[1], j[2], a.chunks, out, not a.full, fill), jobs))
     (out / "recall.json").write_text(json.dumps({"label": a.label, "chunks": a.chunks, "seeds": seeds,
                                                  "harness": str(harness), "trials": trials}, indent=1))
     if a.discover:
