@@ -809,3 +809,15 @@ def test_integers_an_adapter_writes_as_floats_are_a_finding_of_their_own() -> No
         s = Stepper("terminal", terminal, Model(P, check_payloads=True), plain.session("terminal", terminal), plain)
         assert [v for v in s.step({"type": "terminal/resized", "cols": 100, "rows": 30}, 7).violations
                 if v.cause == INT_AS_FLOAT] == []
+
+
+def test_a_turn_end_that_leaves_namesake_calls_open_is_the_action_not_the_namesakes() -> None:
+    # turnComplete names no tool call: a target that leaves every open call as it was ignores that
+    # part of the action, namesakes or not (a mutant's bug read as duplicate-id before)
+    before = _two_calls("running", "running")
+    model = {"activeTurn": {"id": "t1", "responseParts": _two_calls("cancelled", "cancelled")["activeTurn"]["responseParts"]},
+             "status": 8}
+    target = before
+    view = StepView("chat", {"type": "chat/turnComplete", "turnId": "t1"}, before, before, model, target)
+    view.echo = lambda: model
+    assert [c.key for c in view.causes] == [("unapplied", "chat/turnComplete")]

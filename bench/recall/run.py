@@ -39,13 +39,18 @@ def matches(key: Any, expect: tuple[str, ...]) -> bool:
     return isinstance(key, list) and tuple(key[: len(expect)]) == expect
 
 
+def names(key: Any, bug: Any) -> bool:
+    """`key` reports `bug`: its cause, or a key an older harness reported it under."""
+    return matches(key, bug.expect) or any(matches(key, k) for k in bug.also)
+
+
 def _found_all(report_path: Path, target: Target) -> bool:
     try:
         report = json.loads(report_path.read_text())
     except (OSError, ValueError):
         return False
     keys = [(f.get("cause") or {}).get("key") for f in report.get("findings", [])]
-    return all(any(matches(k, b.expect) for k in keys) for b in target.bugs)
+    return all(any(names(k, b) for k in keys) for b in target.bugs)
 
 
 def trial(harness: Path, target: Target, spec: str, seed: int, chunks: int, out: Path,
@@ -103,24 +108,26 @@ def table(trials: list[dict[str, Any]], targets: list[Target], seeds: list[int],
         mine = [x for x in trials if x["target"] == t.name]
         for b in t.bugs:
             times: list[tuple[float, int]] = []
+            exact = sum(1 for x in mine if any(matches(f["key"], b.expect) for f in x["findings"]))
             for x in mine:
-                hits = [f for f in x["findings"] if matches(f["key"], b.expect)]
+                hits = [f for f in x["findings"] if names(f["key"], b)]
                 if hits:
                     e = hits[0]["exposure"] or {}
                     times.append((e.get("seconds") or 0.0, e.get("steps") or 0))
             med = (f"{statistics.median(s for s, _ in times):.1f} / {statistics.median(n for _, n in times):.0f}"
                    if times else "—")
             mx = f"{max(s for s, _ in times):.1f} / {max(n for _, n in times)}" if times else "—"
-            rows.append(f"| {t.name} | {b.name} | {b.cls} | **{len(times)} of {len(mine)}** | {med} | {mx} |")
+            older = f" ({len(times) - exact} under an older key)" if exact < len(times) else ""
+            rows.append(f"| {t.name} | {b.name} | {b.cls} | **{len(times)} of {len(mine)}**{older} | {med} | {mx} |")
         n_find = sum(len(x["findings"]) for x in mine)
         causes = sum(len({f["cause"] for f in x["findings"]}) for x in mine)
-        false = sum(1 for x in mine for f in x["findings"] if not any(matches(f["key"], b.expect) for b in t.bugs))
+        false = sum(1 for x in mine for f in x["findings"] if not any(names(f["key"], b) for b in t.bugs))
         exits = ",".join(str(x["exit"]) for x in sorted(mine, key=lambda x: x["seed"]))
         per = f"{n_find / causes:.2f}" if causes else "—"
         summary.append(f"| {t.name} | {len(mine)} | {n_find} | {causes} | {per} | {false} | {exits} |")
     bugs = [(t, b) for t in targets for b in t.bugs]
     full = sum(1 for t, b in bugs
-               if sum(1 for x in trials if x["target"] == t.name and any(matches(f["key"], b.expect) for f in x["findings"])) == len(seeds))
+               if sum(1 for x in trials if x["target"] == t.name and any(names(f["key"], b) for f in x["findings"])) == len(seeds))
     rows.append("")
     rows.append(f"Bugs found in every seed: **{full} of {len(bugs)}**; seeds {seeds[0]}–{seeds[-1]}.")
     return "\n".join(rows + summary) + "\n"

@@ -237,6 +237,12 @@ class StepView:
         return ranked
 
     @cached_property
+    def _action_names(self) -> frozenset[str]:
+        """The strings the action holds at its top level (the ids it names)."""
+        a = self.action
+        return frozenset(v for v in a.values() if isinstance(v, str)) if isinstance(a, dict) else frozenset()
+
+    @cached_property
     def _model_no_op(self) -> bool:
         """A valid step the model leaves the state unchanged on."""
         return (not self.probe and isinstance(self.before, dict) and isinstance(self.expected, dict)
@@ -353,8 +359,13 @@ class StepView:
             if not isinstance(items, list) or not 0 <= p[n] < len(items):
                 continue
             mine = _identifiers(items[p[n]])
+            named = self._action_names
             for j, other in enumerate(items):
-                if j != p[n] and mine & _identifiers(other):
+                shared = mine & _identifiers(other)
+                # which namesake an action updates is a question only for an action that names
+                # one (a `toolCallId`): a turn's end that leaves every open call as it was is
+                # that action's cause, namesakes or not
+                if j != p[n] and shared and any(v in named for _, v in shared):
                     return Cause(("duplicate-id",), "of list items sharing an identifier (two tool calls of "
                                  "one `toolCallId`, two commands of one `commandId` …), the target updates "
                                  "other namesakes than the model does")
