@@ -146,12 +146,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="")
     p.add_argument("--discover", action="store_true")
     p.add_argument("--full", action="store_true", help="no early stop: every trial runs its whole budget")
+    p.add_argument("--from", dest="saved", default="",
+                   help="tabulate a saved OUT/recall.json against this catalogue (no run)")
     a = p.parse_args(argv)
     seeds = _seeds(a.seeds)
     only = {x for x in a.only.split(",") if x}
     have = {"wild-ts": bool(a.wild_ts), "wild-go": bool(a.wild_go and a.wild_ts)}
     targets = [t for t in TARGETS if (not only or t.name in only or t.name.split(":", 1)[1] in only)
                and (t.needs is None or have[t.needs])]
+    if a.saved:
+        saved = json.loads(Path(a.saved).read_text())
+        names_run = {x["target"] for x in saved["trials"]}
+        done = [t for t in targets if t.name in names_run]
+        print(table(saved["trials"], done, saved["seeds"], f"{saved['label']} — {saved['chunks']} chunks per trial"))
+        return 0
     out = Path(a.out) if a.out else Path(tempfile.mkdtemp(prefix="recall-"))
     out.mkdir(parents=True, exist_ok=True)
     harness = Path(a.harness).resolve()
