@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.causes import message_shape
+from harness.causes import at_path, message_shape
 from harness.corpus.baseline import Baseline
 from harness.diff import diff_paths
 from harness.invariants._json import json_equal
@@ -88,30 +88,19 @@ def number_violations(expected: Any, observed: Any, before: Any) -> list[Violati
     Only where it is new on this step (the state before did not hold it already)."""
     out = []
     floats = [p for p in interop.integral_floats(observed)
-              if type(_at(expected, p)) is int and not isinstance(_at(before, p), float)]
+              if type(at_path(expected, p)) is int and not isinstance(at_path(before, p), float)]
     if floats:
         where = ", ".join(interop.render_path(p) for p in floats[:3])
         out.append(Violation("INV-D01", "divergence",
                              f"the target writes integers as floats ({where}): the model has integers there, "
                              f"and `3.0` is not how an integer is written", cause=INT_AS_FLOAT))
-    odd = [p for p in interop.non_finite(observed) if not isinstance(_at(before, p), float)]
+    odd = [p for p in interop.non_finite(observed) if not isinstance(at_path(before, p), float)]
     if odd:
         where = ", ".join(interop.render_path(p) for p in odd[:3])
         out.append(Violation("INV-D01", "divergence",
                              f"the target writes a number JSON has not ({where}: NaN or Infinity; RFC 8259 §6)",
                              cause=NON_FINITE))
     return out
-
-
-def _at(value: Any, path: tuple[Any, ...]) -> Any:
-    for step in path:
-        if isinstance(value, dict) and isinstance(step, str):
-            value = value.get(step)
-        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
-            value = value[step]
-        else:
-            return None
-    return value
 
 
 def refuses_integral_float(e: TargetError, action: Any) -> Violation:
