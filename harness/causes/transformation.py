@@ -214,7 +214,7 @@ class StepView:
         applied = [d for d in unapplied if shape(d[0]) not in DERIVED or writes]
         for d in derived:  # a field the reducers compute from the rest: one cause per field, any type
             where = shape(d[0])
-            add(Cause(("stale", where), f"`{where}` is not recomputed where the model recomputes it"), d)
+            add(derived_cause(where), d)
         if applied:  # what the action itself writes stays as it was: one cause per action type
             c = Cause(("unapplied", self.type),
                       f"`{self.type}` is not applied as the model applies it (what it changes stays as it was)")
@@ -259,7 +259,8 @@ class StepView:
     def _unstamped(self, c: Cause, diffs: list[tuple[Any, Any, Any]]) -> bool:
         """`c` is a stamp left as it was, on a step where the target changed its state: it ran
         the action and did not stamp it."""
-        return (c.transformation == "stale" and all(shape(d[0]) in STAMPS for d in diffs)
+        return (c.transformation == "stale"
+                and all(shape(d[0]) in STAMPS and not _differs(at_path(self.target_before, d[0]), d[2]) for d in diffs)
                 and isinstance(self.target_before, dict) and isinstance(self.observed, dict)
                 and _differs(self.target_before, self.observed))
 
@@ -392,6 +393,10 @@ class StepView:
             # alike: an encoder may drop one): the action, unless the target's echo shows it
             # cannot hold the value (`_representation_losses`) — or a namesake was updated instead
             return Cause(("unapplied", self.type), "")
+        if c.transformation in ("value", "variant") and shape(p) in DERIVED and not self._writes_derived_only:
+            # a derived field computed otherwise: one cause with one left as it was (a target that
+            # keeps IsRead where the model clears it shows both, by the state it meets)
+            return derived_cause(shape(p))
         return c
 
 
@@ -637,6 +642,13 @@ def _differs(x: Any, y: Any) -> bool:
 
 def _equal(x: Any, y: Any) -> bool:
     return not _differs(x, y)
+
+
+def derived_cause(where: str) -> Cause:
+    """A field the reducers derive from the rest, computed otherwise by the target (left as it was,
+    or given another value): one cause per field, whatever the action type."""
+    return Cause(("stale", where), f"`{where}` is not computed as the model computes it (not recomputed, "
+                 "or recomputed otherwise)")
 
 
 def _derived_only(c: Cause, diffs: list[tuple[Any, Any, Any]]) -> bool:
