@@ -55,7 +55,7 @@ class ThreeCauses:
         if "wrap" in self.causes and kind in ("chat", "session") and new is not state:
             status = new.get("status")
             if type(status) is int and status >= INT32:
-                new = {**new, "status": status - 2 * INT32}
+                new = {**new, "status": ((status + INT32) % (2 * INT32)) - INT32}  # int32 two's complement
         return new
 
     def encode_state(self, state: Any) -> Any:
