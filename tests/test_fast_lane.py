@@ -439,3 +439,31 @@ def test_a_chunk_bounded_run_reports_the_same_causes_on_a_slow_machine() -> None
     a, b = run(lambda: next(quick)), run(lambda: next(slow))
     assert a[2] == b[2] == "chunks"
     assert a == b and a[0]  # the same causes, the same steps: nothing decided by time
+
+
+def test_a_lane_whose_session_cannot_open_is_a_dropped_kind_not_an_internal_error() -> None:
+    # a target announcing two versions, whose second lane cannot decode a state (the Go client
+    # refusing a status it cannot hold): before, the TargetError of that lane's session escaped
+    # the run as an internal error (exit 3)
+    from harness.targets.base import TargetError
+
+    newer = Profile.named("0.8.0")
+
+    class Refuses(ReferenceTarget):
+        def session(self, kind: str, state: Any) -> Any:
+            raise TargetError("decoding the state: cannot unmarshal number into SessionStatus")
+
+    class TwoVersions(ReferenceTarget):
+        profiles = ("0.7.0", "0.8.0")
+
+        def for_profile(self, profile: Profile) -> Any:
+            return Refuses(profile)
+
+    config = RunConfig(
+        target=TwoVersions(P), target_spec="two-versions", target_is_model=False, profile=P, seed=1,
+        budget_s=None, max_chunks=4, chunk_examples=6, kinds=("chat",), heartbeat_s=0, lane="fast",
+        profiles=None,  # every profile the target announces: a lane each
+    )
+    summary = run_campaign(config, EventBus())
+    assert summary.steps > 0 and summary.status == "finished"
+    assert newer.label == "0.8.0"

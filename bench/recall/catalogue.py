@@ -124,5 +124,7 @@ TARGETS: tuple[Target, ...] = (
         Bug("go-first-namesake", 1, ("duplicate-id",), "updateToolCall returns after the first tool call of an id (ahp reducers)"),
         Bug("go-chat-updated-interactivity", 5, ("unapplied", "session/chatUpdated"), "PartialChatSummary has no interactivity"),
         Bug("go-status-not-recomputed", 1, ("stale", "status"), "a tool-call update or input completion that matches nothing skips the status recompute"),
+        Bug("go-announces-0.8-without-replace", 7, ("unapplied", "session/workingDirectoryReplaced"),
+            "ahptypes.ProtocolVersion is 0.8.0, yet clients/go has no session/workingDirectoryReplaced (an unknown action: a no-op)"),
     ), args=("--spec", "{wild_ts}"), needs="wild-go"),
 )

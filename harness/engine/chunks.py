@@ -72,46 +72,79 @@ def end_chunk(bandit: Bandit, recorder: Recorder, ran: Counter[Any], new_pairs: 
 
 
 class _SessionFailed(Exception):
-    def __init__(self, kind: str, error: TargetError) -> None:
+    def __init__(self, kind: str, error: TargetError, lane: str | None = None) -> None:
         super().__init__(f"{kind}: {error}")
         self.kind = kind
         self.error = error
+        #: The profile of a lane other than the run's own (a version the target also announces):
+        #: only that lane stops fuzzing the kind.
+        self.lane = lane
 
 
 class _GuardedTarget:
     """The target as the machines see it: a kind on which the target cannot open a session
     fails at once the next time (no second wait), so the campaign can drop that kind."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, lane: str | None = None) -> None:
         self._target = target
         self.description = target.description
         self._failed: dict[str, TargetError] = {}
+        self._lane = lane
 
     def reduce(self, kind: str, state: dict[str, Any], action: Any, now_ms: int) -> dict[str, Any]:
         return self._target.reduce(kind, state, action, now_ms)
 
     def session(self, kind: str, state: dict[str, Any]) -> TargetSession:
         if kind in self._failed:
-            raise _SessionFailed(kind, self._failed[kind])
+            raise _SessionFailed(kind, self._failed[kind], self._lane)
         try:
             return self._target.session(kind, state)
         except TargetError as e:
             self._failed[kind] = e
-            raise _SessionFailed(kind, e) from e
+            raise _SessionFailed(kind, e, self._lane) from e
+
+    def refuses(self, kind: str) -> bool:
+        """A session of `kind` could not be opened on this target (its lane skips the kind)."""
+        return kind in self._failed
 
     def close(self) -> None:
         self._target.close()
 
-    def __getattr__(self, name: str) -> Any:  # kinds, profiles, for_profile, … of the target
+    def for_profile(self, profile: Any) -> _GuardedTarget | None:
+        """The target's lane for another profile, guarded the same way (a lane's session that
+        cannot open fails as the first lane's does, never as an error of ours)."""
+        maker = getattr(self._target, "for_profile", None)
+        other = maker(profile) if callable(maker) else None
+        return _GuardedTarget(other, lane=profile.label) if other is not None else None
+
+    def __getattr__(self, name: str) -> Any:  # kinds, profiles, … of the target
         return getattr(self._target, name)
 
 
 def drop_kind(e: _SessionFailed, active: list[str], emit: Callable[[Event], None]) -> None:
-    """A kind on which the target cannot open a session is not fuzzed further in this run."""
+    """A kind on which the target cannot open a session is not fuzzed further in this run — in
+    that lane only, when the lane is another version the target announces (`lane_arms`)."""
+    if e.lane is not None:
+        emit(Notice(f"the target's {e.lane} lane cannot open a {e.kind} session ({e.error}): "
+                    f"not fuzzing {e.kind} in that lane further in this run"))
+        return
     if e.kind in active:
         active.remove(e.kind)
     emit(Notice(f"the target cannot open a {e.kind} session ({e.error}): "
                 f"not fuzzing {e.kind} further in this run"))
+
+
+def lane_arms(arms: tuple[Any, ...], lanes: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`arms` but those of a lane whose target refused a session of the arm's kind (a group arm:
+    of session or chat)."""
+    def refused(arm: Any) -> bool:
+        refuses = getattr(lanes[arm[1]].target, "refuses", None)
+        if refuses is None:
+            return False
+        kinds = ("session", "chat") if arm[0] == "group" else (arm[0],)
+        return any(refuses(k) for k in kinds)
+
+    return tuple(a for a in arms if not refused(a))
 
 
 def target_unusable(e: TargetSetupError, summary: RunSummary, emit: Callable[[Event], None]) -> None:

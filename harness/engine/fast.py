@@ -51,6 +51,7 @@ from .chunks import (
     chunk_seed,
     drop_kind,
     end_chunk,
+    lane_arms,
     report_failure,
     run_ends,
     target_unusable,
@@ -94,10 +95,12 @@ BOUNDARY_NUMBERS: Final = (
 )
 #: Keys whose integer is a bitset (SessionStatus, in a state, its catalog and a `chatUpdated`):
 #: a mutation keeps its low bits and sets a high one. Unknown bits must survive every reducer
-#: (INV-008/011); bit 31 and bit 32 are where int32 bit operations wrap (issue 32: the TS
-#: reducers' `status & ~mask` turns bit 31 negative), bit 30 the last one they keep.
+#: (INV-008/011); bit 31 is where int32 bit operations wrap (issue 32: the TS reducers'
+#: `status & ~mask` turns it negative), bit 30 the last one they keep. The bitset is 32 bits wide
+#: everywhere (JavaScript's bit operations, a Go `uint32`): a bit above 31 is no status a
+#: conformant implementation must hold (the Go client refuses to decode one), so none is drawn.
 BITSET_KEYS: Final = frozenset({"status"})
-HIGH_BITS: Final = (1 << 31, 1 << 31, 1 << 30, 1 << 32)
+HIGH_BITS: Final = (1 << 31, 1 << 31, 1 << 30, 1 << 29)
 #: Chance that a mutated trace starts from a state whose bitsets got a high bit (`Mutator.edge_state`):
 #: a status with bit 31 set comes from the initial state alone (no valid action writes one into a
 #: chat or a session), and a drawn state has it in about one draw in six.
@@ -788,7 +791,7 @@ def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, ac
         control.check()
         if run_ends(config, summary, active):
             return
-        arms = bandit.chunk_arms(arms_for(active, lanes))
+        arms = bandit.chunk_arms(lane_arms(arms_for(active, lanes), lanes))
         ran, new_pairs = Counter(recorder.arm_examples), Counter(recorder.arm_new_pairs)
         for _ in range(config.chunk_examples):
             arm = fast.rng.choice(arms)
@@ -803,7 +806,8 @@ def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, ac
                 report_failure(failures.pop(), config, control, recorder, summary, active, emit, reported)
             if config.max_findings is not None and len(summary.findings) >= config.max_findings:
                 break
-            arms = tuple(a for a in arms if a[0] in active or (a[0] == GROUP and {"session", "chat"} <= set(active)))
+            arms = lane_arms(tuple(a for a in arms if a[0] in active or (a[0] == GROUP and {"session", "chat"} <= set(active))),
+                             lanes)
             if not arms:
                 break
         end_chunk(bandit, recorder, ran, new_pairs, summary, control, emit)

@@ -58,6 +58,7 @@ from .chunks import (
     chunk_seed,
     drop_kind,
     end_chunk,
+    lane_arms,
     report_failure,
     retirement_notices,
     run_ends,
@@ -276,7 +277,7 @@ def _campaign_loop(
                 control=control,
                 baseline=config.baseline,
                 lanes=lanes,
-                arms=bandit.chunk_arms(arms_for(active, lanes)),
+                arms=bandit.chunk_arms(lane_arms(arms_for(active, lanes), lanes)),
                 rations=rations,
             )
         )
