@@ -467,3 +467,20 @@ def test_a_lane_whose_session_cannot_open_is_a_dropped_kind_not_an_internal_erro
     summary = run_campaign(config, EventBus())
     assert summary.steps > 0 and summary.status == "finished"
     assert newer.label == "0.8.0"
+
+
+def test_a_target_that_stops_answering_a_kind_loses_the_kind_after_a_few_hangs() -> None:
+    # the control of the value-class rule: hangs in a row on different actions, nothing answered
+    # between, are the kind's (each later step would wait out its timeout)
+    from harness.engine.retired import HOPELESS, ValueClasses
+
+    classes = ValueClasses()
+    for n in range(HOPELESS - 1):
+        classes.retire("chat", {"type": f"chat/t{n}"})
+    assert classes.hopeless() == []
+    classes.answered("chat")  # an answer between: the hangs were of their classes
+    for n in range(HOPELESS - 1):
+        classes.retire("chat", {"type": f"chat/u{n}"})
+    assert classes.hopeless() == []
+    classes.retire("chat", {"type": "chat/v"})
+    assert classes.hopeless() == ["chat"]

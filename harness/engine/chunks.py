@@ -36,6 +36,7 @@ from .arms import Bandit
 from .control import RunControl
 from .events import Event, FindingFound, Notice, Progress, Shrinking
 from .machine import FindingFailure, Recorder
+from .retired import HOPELESS
 from .shrink import TraceShrinker
 
 if TYPE_CHECKING:
@@ -170,6 +171,16 @@ def report_failure(
         recorder.causes[failure.cause.id] += 1
         reported.setdefault(failure.cause.id, finding)
     summary.findings.append(finding)
+
+
+def drop_hopeless(recorder: Recorder, active: list[str], emit: Callable[[Event], None]) -> None:
+    """A kind the target hung on several times in a row, on different actions, with no answer
+    between (it stopped answering): not fuzzed further (every step would wait out its timeout)."""
+    for kind in recorder.retired.hopeless():
+        if kind in active:
+            active.remove(kind)
+            emit(Notice(f"the target hung on {kind} {HOPELESS} times in a row on different actions, answering "
+                        f"nothing between: not fuzzing {kind} further in this run"))
 
 
 def retirement_notices(recorder: Recorder, emit: Callable[[Event], None]) -> None:

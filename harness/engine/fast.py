@@ -49,6 +49,7 @@ from .arms import GROUP, Arm, Bandit, Lane, arms_for, lanes_for
 from .chunks import (
     _SessionFailed,
     chunk_seed,
+    drop_hopeless,
     drop_kind,
     end_chunk,
     lane_arms,
@@ -58,7 +59,7 @@ from .chunks import (
 )
 from .events import Notice
 from .machine import FindingFailure, Recorder, Trace, group_trace, judge_step
-from .stepper import Stepper
+from .stepper import TARGET_TIMEOUT, Stepper
 
 #: Seed traces drawn per fill of an arm, and their length (actions per channel group).
 FILL_TRACES: Final = 2
@@ -695,6 +696,8 @@ class FastLane:
                 else:
                     result = stepper.step(action, now)
                 gained |= self._record(arm, k, before, action, result, adversarial)
+                if not result.violations or all(v.invariant != TARGET_TIMEOUT for v in result.violations):
+                    rec.retired.answered(k)
                 if result.violations:
                     view = StepView(k, action, target_before if adversarial else before, target_before,
                                     result.expected, result.observed, probe=adversarial)
@@ -804,6 +807,7 @@ def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, ac
                 return
             while failures:
                 report_failure(failures.pop(), config, control, recorder, summary, active, emit, reported)
+            drop_hopeless(recorder, active, emit)
             if config.max_findings is not None and len(summary.findings) >= config.max_findings:
                 break
             arms = lane_arms(tuple(a for a in arms if a[0] in active or (a[0] == GROUP and {"session", "chat"} <= set(active))),

@@ -215,6 +215,8 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
             else:
                 result = stepper.step(action, self.now_ms)
             rec.steps += 1
+            if not result.violations or all(v.invariant != TARGET_TIMEOUT for v in result.violations):
+                rec.retired.answered(kind)
             atype = action.get("type") if isinstance(action, dict) else None
             label = "<adversarial>" if adversarial else atype if isinstance(atype, str) else "<untyped>"
             rec.sent[label] += 1

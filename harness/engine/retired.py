@@ -5,7 +5,9 @@ meets the like again. A run retires the *value class* of the action — its type
 (bytes of compact JSON) and above, in its state kind — never the kind: the kind goes on being
 fuzzed with everything else (a per-input timeout, as AFL and libFuzzer keep). A later hang of a
 smaller action of the type lowers the bound. Both lanes skip a retired action before sending
-it, and the probe checks do not call the target with one (`ProbeSkipped`).
+it, and the probe checks do not call the target with one (`ProbeSkipped`). A target that hangs
+`HOPELESS` times in a row in a kind, with no answer between, hangs on the kind itself (it stopped
+answering): then, and only then, the kind is dropped.
 """
 
 from __future__ import annotations
@@ -25,20 +27,36 @@ def action_size(action: Any) -> int:
     return len(json.dumps(action, separators=(",", ":"), ensure_ascii=False).encode())
 
 
+#: Hangs in a row in one kind, with no answered step between them, after which the kind itself is
+#: what the target hangs on (a target that stopped answering at all): the kind is dropped.
+HOPELESS = 3
+
+
 class ValueClasses:
     """The classes retired in one run: (kind, action type) -> the smallest size that hung."""
 
     def __init__(self) -> None:
         self.bounds: dict[tuple[str, str], int] = {}
+        self.streak: dict[str, int] = {}  # hangs in a row per kind
         #: Told when a class is first retired: (kind, action type, size).
         self.on_retire: Callable[[str, str, int], None] = lambda kind, atype, size: None
 
     def retire(self, kind: str, action: Any) -> None:
         key = (kind, action_label(action))
         size = action_size(action)
+        self.streak[kind] = self.streak.get(kind, 0) + 1
         if key not in self.bounds:
             self.on_retire(kind, key[1], size)
         self.bounds[key] = min(size, self.bounds.get(key, size))
+
+    def answered(self, kind: str) -> None:
+        """A step of `kind` got an answer: the hangs so far were of their classes, not the kind's."""
+        if self.streak.get(kind):
+            self.streak[kind] = 0
+
+    def hopeless(self) -> list[str]:
+        """The kinds the target hung on `HOPELESS` times in a row, on different actions."""
+        return [k for k, n in self.streak.items() if n >= HOPELESS]
 
     def __call__(self, kind: str, action: Any) -> bool:
         """Whether `action` belongs to a retired class of `kind`."""

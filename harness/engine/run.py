@@ -56,6 +56,7 @@ from .chunks import (
     _GuardedTarget,
     _SessionFailed,
     chunk_seed,
+    drop_hopeless,
     drop_kind,
     end_chunk,
     lane_arms,
@@ -312,6 +313,7 @@ def _campaign_loop(
         except TargetSetupError as e:
             target_unusable(e, summary, emit)
             return
+        drop_hopeless(recorder, active, emit)
         end_chunk(bandit, recorder, ran, new_pairs, summary, control, emit)
 
 
