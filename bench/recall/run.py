@@ -53,6 +53,31 @@ def _found_all(report_path: Path, target: Target) -> bool:
     return all(any(names(k, b) for k in keys) for b in target.bugs)
 
 
+def _from_folders(out: Path, targets: list[Target]) -> dict[str, Any]:
+    """The trials of a run folder whose recall.json was not written (a run cut short): each trial
+    folder's report.json, as `trial` reads it."""
+    by_folder = {t.name.replace(":", "_"): t for t in targets}
+    trials, seeds = [], set()
+    for folder in sorted(out.iterdir()):
+        name, _, seed = folder.name.rpartition("-s")
+        report_path = folder / "report.json"
+        if name not in by_folder or not seed.isdigit() or not report_path.is_file():
+            continue
+        report = json.loads(report_path.read_text())
+        if report.get("status") == "running":
+            continue
+        seeds.add(int(seed))
+        trials.append({"target": by_folder[name].name, "seed": int(seed), "exit": None, "steps": report.get("steps"),
+                       "findings": [_finding(f) for f in report.get("findings", [])]})
+    return {"label": out.name, "chunks": "?", "seeds": sorted(seeds), "trials": trials}
+
+
+def _finding(f: dict[str, Any]) -> dict[str, Any]:
+    return {"cause": (f.get("cause") or {}).get("id") or f.get("signature"), "key": (f.get("cause") or {}).get("key"),
+            "summary": (f.get("cause") or {}).get("summary", f.get("message", ""))[:140],
+            "invariant": f.get("invariant"), "severity": f.get("severity"), "exposure": f.get("exposure")}
+
+
 def trial(harness: Path, target: Target, spec: str, seed: int, chunks: int, out: Path,
           early_stop: bool = True, spec_dirs: dict[str, str] | None = None) -> dict[str, Any]:
     """One plain run. With `early_stop`, the run is interrupted (SIGINT: the report is finalized)
@@ -76,16 +101,7 @@ def trial(harness: Path, target: Target, spec: str, seed: int, chunks: int, out:
                 stopped = True
     _, stderr = proc.communicate()
     report = json.loads(report_path.read_text()) if report_path.is_file() else {}
-    findings = []
-    for f in report.get("findings", []):
-        cid = (f.get("cause") or {}).get("id") or f.get("signature")
-        exposed = f.get("exposure")
-        if exposed is None and f.get("file"):
-            exposed = {"seconds": None, "steps": None}
-        findings.append({"cause": cid, "key": (f.get("cause") or {}).get("key"),
-                         "summary": (f.get("cause") or {}).get("summary", f.get("message", ""))[:140],
-                         "invariant": f.get("invariant"), "severity": f.get("severity"),
-                         "exposure": exposed})
+    findings = [_finding(f) for f in report.get("findings", [])]
     return {"target": target.name, "seed": seed, "exit": proc.returncode, "steps": report.get("steps"),
             "elapsed": report.get("elapsedSeconds"), "findings": findings, "stoppedEarly": stopped,
             "stderr": stderr[-400:] if proc.returncode not in (0, 1, 130) else ""}
@@ -107,18 +123,21 @@ def table(trials: list[dict[str, Any]], targets: list[Target], seeds: list[int],
     for t in targets:
         mine = [x for x in trials if x["target"] == t.name]
         for b in t.bugs:
+            found = 0
             times: list[tuple[float, int]] = []
             exact = sum(1 for x in mine if any(matches(f["key"], b.expect) for f in x["findings"]))
             for x in mine:
                 hits = [f for f in x["findings"] if names(f["key"], b)]
                 if hits:
-                    e = hits[0]["exposure"] or {}
-                    times.append((e.get("seconds") or 0.0, e.get("steps") or 0))
+                    found += 1
+                    e = hits[0]["exposure"]
+                    if e:  # a harness before issue 32 records none
+                        times.append((e.get("seconds") or 0.0, e.get("steps") or 0))
             med = (f"{statistics.median(s for s, _ in times):.1f} / {statistics.median(n for _, n in times):.0f}"
-                   if times else "—")
-            mx = f"{max(s for s, _ in times):.1f} / {max(n for _, n in times)}" if times else "—"
-            older = f" ({len(times) - exact} under an older key)" if exact < len(times) else ""
-            rows.append(f"| {t.name} | {b.name} | {b.cls} | **{len(times)} of {len(mine)}**{older} | {med} | {mx} |")
+                   if times else "—" if not found else "n/a")
+            mx = f"{max(s for s, _ in times):.1f} / {max(n for _, n in times)}" if times else "—" if not found else "n/a"
+            older = f" ({found - exact} under an older key)" if exact < found else ""
+            rows.append(f"| {t.name} | {b.name} | {b.cls} | **{found} of {len(mine)}**{older} | {med} | {mx} |")
         n_find = sum(len(x["findings"]) for x in mine)
         causes = sum(len({f["cause"] for f in x["findings"]}) for x in mine)
         false = sum(1 for x in mine for f in x["findings"] if not any(names(f["key"], b) for b in t.bugs))
@@ -147,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--discover", action="store_true")
     p.add_argument("--full", action="store_true", help="no early stop: every trial runs its whole budget")
     p.add_argument("--from", dest="saved", default="",
-                   help="tabulate a saved OUT/recall.json against this catalogue (no run)")
+                   help="tabulate a saved OUT/recall.json (or the trial folders of OUT) against this catalogue (no run)")
     a = p.parse_args(argv)
     seeds = _seeds(a.seeds)
     only = {x for x in a.only.split(",") if x}
@@ -155,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     targets = [t for t in TARGETS if (not only or t.name in only or t.name.split(":", 1)[1] in only)
                and (t.needs is None or have[t.needs])]
     if a.saved:
-        saved = json.loads(Path(a.saved).read_text())
+        path = Path(a.saved)
+        saved = _from_folders(path, targets) if path.is_dir() else json.loads(path.read_text())
         names_run = {x["target"] for x in saved["trials"]}
         done = [t for t in targets if t.name in names_run]
         print(table(saved["trials"], done, saved["seeds"], f"{saved['label']} — {saved['chunks']} chunks per trial"))
