@@ -13,11 +13,13 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 from harness import __version__
 from harness.errors import (
@@ -48,8 +50,29 @@ COMMAND_MODULES: tuple[str, ...] = (
 __all__ = ["COMMAND_MODULES", "UsageError", "build_parser", "main"]
 
 
+class OptionError(Exception):
+    """argparse refused the command line (`prog`: the command it parsed, e.g. `ahp-fuzz run`)."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the one error format of every other error (one line naming the problem,
+    then where to read more; no usage block first), and `--budget -5s` read as a (bad) value
+    rather than as an unknown option."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\d+(?:\.\d+)?(?:ms|s|m|h)?$|^-\d*\.\d+$")
+
+    def error(self, message: str) -> NoReturn:
+        raise OptionError(self.prog, message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ahp-fuzz",
         description="Fuzz and property-test Agent Host Protocol reducers and hosts.",
     )
@@ -72,7 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(parser)  # prints them and exits; imported at no other time
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except OptionError as e:
+        return _option_error(e, list(sys.argv[1:] if argv is None else argv))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -108,6 +134,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 #: The commands whose `--json` promises one JSON document on stdout, also when they fail.
 JSON_COMMANDS = ("run", "replay", "campaign")
+
+
+def _option_error(e: OptionError, argv: list[str]) -> int:
+    """One line saying what is wrong, one where to read more; with `--json`, the document too."""
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    command = next((w.replace("-", "_") for w in words if w.replace("-", "_") in COMMAND_MODULES), None)
+    prog = f"ahp-fuzz {command.replace('_', '-')}" if command and e.prog == "ahp-fuzz" else e.prog
+    print(f"ahp-fuzz: error: {e}\n  see: {prog} --help", file=sys.stderr)
+    if "--json" in words and command in JSON_COMMANDS:
+        from harness.report.result import usage_error, write
+
+        with contextlib.suppress(OSError):
+            write(usage_error(command, str(e), EXIT_USAGE))
+    return EXIT_USAGE
 
 
 def _json_failure(args: argparse.Namespace, message: str, code: int) -> None:
