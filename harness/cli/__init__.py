@@ -9,20 +9,38 @@ interrupted by SIGINT / SIGTERM.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib
 import os
-import re
+import signal
 import sys
-import tempfile
-import traceback
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NoReturn
 
-from harness import __version__
-from harness.errors import (
+
+def _end_while_loading(signum: int, frame: object) -> None:
+    """A signal while ahp-fuzz is still loading: nothing has started, nothing to clean up."""
+    name = signal.Signals(signum).name
+    os.write(2, f"ahp-fuzz: interrupted ({name}) while loading: nothing was run\n".encode())
+    os._exit(128 + signum)
+
+
+# Started as the program (`ahp-fuzz …`, `python -m harness.cli …`): from here until `main` takes
+# over, Ctrl-C or SIGTERM is one line and 130 / 143, not a traceback from the middle of an import.
+if os.path.basename(sys.argv[0] if sys.argv else "") == "-m" or os.path.basename(
+        sys.argv[0] if sys.argv else "").startswith("ahp-fuzz"):
+    for _sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(_sig, _end_while_loading)
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import importlib  # noqa: E402
+import re  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import traceback  # noqa: E402
+from collections.abc import Iterator, Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, NoReturn  # noqa: E402
+
+from harness import __version__  # noqa: E402
+from harness.errors import (  # noqa: E402
     EXIT_INTERNAL,
     EXIT_SIGINT,
     EXIT_SIGTERM,
@@ -84,6 +102,46 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code. From the first line on, SIGINT and SIGTERM end it with
+    one line and 130 / 143 (a command that runs something handles them itself: `run` finalizes
+    its report as interrupted), never a traceback, at every moment (issue 35)."""
+    with _signals_interrupt():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as e:  # a signal while parsing, or while reporting an error
+            reason = getattr(e, "reason", "SIGINT")
+            print(f"ahp-fuzz: interrupted ({reason}) before anything ran", file=sys.stderr)
+            return EXIT_SIGTERM if reason == "SIGTERM" else EXIT_SIGINT
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM raise `RunStopped` (a KeyboardInterrupt naming the signal) while the
+    command runs; the handlers before are restored after it (tests call `main` in-process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise RunStopped(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _interrupted(args: argparse.Namespace, reason: str) -> str:
+    """The one line a signal leaves: whether anything was fuzzed and reported."""
+    out = getattr(args, "crash_dir", None)
+    if getattr(args, "command", None) in ("run", "campaign") and (out is None or not (out / "report.json").exists()):
+        return f"ahp-fuzz: interrupted ({reason}) before the run started: nothing was fuzzed, no report written"
+    return f"ahp-fuzz: interrupted ({reason})"
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()
     except Exception as e:  # a subcommand module that does not import: a broken install
@@ -112,10 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_failure(args, str(e), EXIT_USAGE)
         return EXIT_USAGE
     except RunStopped as e:  # (a KeyboardInterrupt: caught first)
-        print(f"ahp-fuzz: interrupted ({e.reason})", file=sys.stderr)
+        print(_interrupted(args, e.reason), file=sys.stderr)
         return EXIT_SIGTERM if e.reason == "SIGTERM" else EXIT_SIGINT
     except KeyboardInterrupt:
-        print("ahp-fuzz: interrupted", file=sys.stderr)
+        print(_interrupted(args, "SIGINT"), file=sys.stderr)
         return EXIT_SIGINT
     except BrokenPipeError:
         # The reader went away (`ahp-fuzz … | head`): stop quietly, as Unix tools do.
