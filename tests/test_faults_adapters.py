@@ -65,6 +65,8 @@ def test_adapter_that_stops_answering_costs_at_most_the_budget(runs: dict[str, F
     assert report["progress"]["findings"] == len(report["findings"]) == len(r.finding_files())
     assert any("not fuzzing" in n for n in report["notices"]), report["notices"]
     assert "FINDING TARGET-TIMEOUT [violation]" in r.stdout
+    cause = report["findings"][0]["cause"]  # where the adapter is installed is no part of its cause
+    assert "/" not in cause["summary"] and not any("/" in part for part in cause["key"]), cause
     assert_gone(*_pids(r, "adapter.pid", "child.pid"))
 
 
