@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.spec.specdir import ENV_VAR
 
 ANNOUNCES_999 = ("import json, sys\n"
                  "print(json.dumps({'ahpAdapter': 1, 'forms': ['simple'], 'name': 'future', "
@@ -52,8 +53,11 @@ def test_json_prints_one_document_for_every_error(capsys: pytest.CaptureFixture[
 
 
 def test_an_adapter_announcing_a_version_without_rules_is_exit_2_in_one_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Before: "internal error: ValueError … this is a bug in ahp-fuzz", exit 3."""
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: "internal error: ValueError … this is a bug in ahp-fuzz", exit 3. Without a spec
+    folder the announcement chooses the profile (with one, its CHANGELOG does, and a different
+    announcement is a note)."""
+    monkeypatch.delenv(ENV_VAR, raising=False)
     script = tmp_path / "future_adapter.py"
     script.write_text(ANNOUNCES_999, encoding="utf-8")
     out = tmp_path / "run"
