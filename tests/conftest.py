@@ -10,6 +10,9 @@ from hypothesis import HealthCheck, settings
 
 from harness.spec.specdir import ENV_VAR, SpecDir
 
+# A test whose ahp-fuzz run tested nothing fails (unless marked `expect_untested`).
+from tests.untested_guard import pytest_configure, pytest_runtest_call, pytest_runtest_setup  # noqa: F401
+
 # The CI lane is deterministic: derandomized, no deadline (2-core CI machines vary), and no
 # example database writes that could change what a later run tries.
 settings.register_profile(

@@ -141,13 +141,14 @@ def test_three_defects_three_causes_and_the_baseline_silences_the_systemic_one(t
 
 @pytest.mark.slow  # ~20 s: over the fuzz tier's share; the plugin test carries the fuzz tier
 def test_the_typed_client_quirk_is_found_and_a_baseline_accepts_it(tmp_path: Path) -> None:
-    code, found, text = _run(tmp_path, "plain", "drops_empty_lists", "--budget", "15s", "--max-findings", "1")
+    code, found, text = _run(tmp_path, "plain", "drops_empty_lists", "--budget", "600s", "--max-findings", "1")
     assert code == 1 and found, text
     assert "[]" in found[0]["message"] and "<absent>" in found[0]["message"]
     base = tmp_path / "typed.json"
     base.write_text(json.dumps(doc({"id": "lists", "reason": "omitempty", "normalise": {"absentEquals": [], "paths": ["**"]}},
                                    {"id": "never", "reason": "r", "known": {"invariant": "INV-049"}})))
-    code, found, text = _run(tmp_path, "baselined", "drops_empty_lists", "--budget", "10s", "--baseline", str(base))
+    code, found, text = _run(tmp_path, "baselined", "drops_empty_lists", "--budget", "600s", "--chunks", "2",
+                             "--baseline", str(base))
     assert code == 0, [f["message"] for f in found]
     assert "baseline never: 0 match(es)  STALE" in text
 

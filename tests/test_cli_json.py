@@ -32,19 +32,19 @@ def test_run_json_pipes_into_a_json_reader(tmp_path: Path) -> None:
     """The issue's check, as a user types it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("AHP_SPEC_DIR", None)
-    line = (f"{sys.executable} -m harness.cli run --budget 2s --seed 1 --kinds root --out rel --json "
+    line = (f"{sys.executable} -m harness.cli run --budget 600s --chunks 1 --seed 1 --kinds root --out rel --json "
             f"| {sys.executable} -c 'import json,sys; d = json.load(sys.stdin); print(d[\"verdict\"], d[\"exitCode\"])'")
     done = subprocess.run(["bash", "-o", "pipefail", "-c", line], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=300, stdin=subprocess.DEVNULL)
-    assert done.returncode in (0, 2), done.stderr  # clean, or untested on a machine too loaded to step
-    assert done.stdout.split() in (["clean", "0"], ["untested", "2"]), done.stdout + done.stderr
+    assert done.returncode == 0, done.stderr  # one chunk: clean whatever the machine's load
+    assert done.stdout.split() == ["clean", "0"], done.stdout + done.stderr
     assert "report: rel/report.json" in done.stderr  # the human lines went to stderr
 
 
 def test_run_json_lists_each_finding_with_its_file_and_replay(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "mutant"
-    code = main(["run", "--kinds", "session", "--budget", "60s", "--seed", "1", "--max-findings", "1",
+    code = main(["run", "--kinds", "session", "--budget", "600s", "--seed", "1", "--max-findings", "1",
                  "--out", str(out), "--target", MUTANT, "--json"])
     cap = capsys.readouterr()
     assert code == 1, cap.err

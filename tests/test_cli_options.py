@@ -80,11 +80,12 @@ def test_internal_error_exits_3_finalizes_the_report_and_saves_the_traceback(
 
 
 def test_a_clean_run_exits_0_and_a_finding_exits_1(tmp_path: Path) -> None:
-    assert exit_code(["run", "--out", str(tmp_path / "clean"), "--budget", "1s", "--kinds", "terminal"]) == 0
+    assert exit_code(["run", "--out", str(tmp_path / "clean"), "--budget", "600s", "--chunks", "1",
+                      "--kinds", "terminal"]) == 0
     from tests.faults import adapter
 
     # it stops at its first finding: the long budget only keeps a loaded machine from deciding it
-    rc = exit_code(["run", "--out", str(tmp_path / "found"), "--budget", "120s", "--kinds", "chat",
+    rc = exit_code(["run", "--out", str(tmp_path / "found"), "--budget", "600s", "--kinds", "chat",
                     "--max-findings", "1", "--target", adapter("--diverge-on", "chat/turnStarted")])
     assert rc == 1
 

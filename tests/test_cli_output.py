@@ -61,7 +61,8 @@ def test_lines_are_not_wrapped_when_not_a_terminal() -> None:
 
 
 def test_run_puts_progress_on_stderr_and_results_on_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "--out", str(tmp_path / "o"), "--budget", "1s", "--kinds", "terminal", "--seed", "3"]) == 0
+    assert main(["run", "--out", str(tmp_path / "o"), "--budget", "600s", "--chunks", "1", "--kinds", "terminal",
+                 "--seed", "3"]) == 0
     cap = capsys.readouterr()
     assert "ahp-fuzz run: target reference" in cap.err
     assert "clean: 0 finding(s)" in cap.out and "clean:" not in cap.err
@@ -128,7 +129,7 @@ def test_an_earlier_run_is_refused_then_overwritten_or_appended(tmp_path: Path, 
     out = tmp_path / "o"
     old = _fake_earlier_run(out)
     (out / "notes.txt").write_text("mine")  # not a run output: never removed
-    args = ["run", "--out", str(out), "--budget", "1s", "--kinds", "terminal"]
+    args = ["run", "--out", str(out), "--budget", "600s", "--chunks", "1", "--chunk", "3", "--kinds", "terminal"]
     assert main(args) == 2
     assert "holds a run started 2026-01-01T00:00:00Z (finished, 1 finding(s))" in capsys.readouterr().err
     assert old.is_file()

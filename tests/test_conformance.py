@@ -153,7 +153,8 @@ def test_profile_rule_order(spec_dir: SpecDir) -> None:
 
 def test_run_replay_and_conformance_read_the_profile_the_same_way(spec_dir: SpecDir, tmp_path: Path) -> None:
     env = {**os.environ, "AHP_SPEC_DIR": str(spec_dir.path)}
-    run_out = _cli("run", "--budget", "1s", "--seed", "1", "--kinds", "terminal", "--out", str(tmp_path / "r"), "--quiet", env=env)
+    bounded = ("--budget", "600s", "--chunks", "1", "--chunk", "2", "--max-steps", "5")  # never by seconds
+    run_out = _cli("run", *bounded, "--seed", "1", "--kinds", "terminal", "--out", str(tmp_path / "r"), "--quiet", env=env)
     assert "profile: 0.7.0-main" in run_out.stderr, run_out.stderr
     conf = _cli("conformance", "--json", env=env)
     assert conf.returncode == 0
@@ -162,7 +163,7 @@ def test_run_replay_and_conformance_read_the_profile_the_same_way(spec_dir: Spec
     alias = _cli("conformance", "--version", "0.7.0", "--json", env=env)
     assert alias.returncode == 1 and alias.stdout == explicit.stdout
     # a target announcing another profile than the run's: said at the start
-    mism = _cli("run", "--budget", "1s", "--seed", "1", "--kinds", "terminal", "--profile", "0.7.0",
+    mism = _cli("run", *bounded, "--seed", "1", "--kinds", "terminal", "--profile", "0.7.0",
                 "--target", f"{ADAPTER} --profile 0.8.0", "--out", str(tmp_path / "m"), "--quiet", env=env)
     assert "announces profile 0.8.0 but this run models 0.7.0" in mism.stderr, mism.stderr
     bad = _cli("replay", str(tmp_path / "none.json"), "--profile", "0.7.0", env=env)

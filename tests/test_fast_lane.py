@@ -227,7 +227,7 @@ def test_a_bug_in_the_fast_lane_exits_3_with_a_finished_report(
 
     monkeypatch.setattr(fast.FastLane, "run_arm", broken)
     out = tmp_path / "out"
-    assert main(["run", "--out", str(out), "--budget", "5s", "--kinds", "terminal"]) == 3
+    assert main(["run", "--out", str(out), "--budget", "600s", "--chunks", "1", "--kinds", "terminal"]) == 3
     assert "boom: a bug in the fast lane" in capsys.readouterr().err
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "error" and report["lane"] == "fast"

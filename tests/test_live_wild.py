@@ -68,9 +68,9 @@ def test_cli_run_against_imitation_defects_exits_1_with_a_finished_report(tmp_pa
     out = tmp_path / "run"
     done = subprocess.run(
         [sys.executable, "-m", "harness.cli", "run", "--target",
-         "host:embedded?defect=no-ping&defect=rebinds-on-reinitialize", "--budget", "40s", "--seed", "1",
+         "host:embedded?defect=no-ping&defect=rebinds-on-reinitialize", "--budget", "600s", "--seed", "1",
          "--max-findings", "2", "--quiet", "--out", str(out)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=180)
+        cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert done.returncode == 1, done.stdout[-1500:] + done.stderr[-1500:]
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "finished"
@@ -221,7 +221,8 @@ def test_a_harness_failure_still_finishes_the_report(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(live_run, "check_live", broken)
     out = tmp_path / "run"
-    code = main(["run", "--target", "host:embedded", "--budget", "20s", "--seed", "1", "--quiet", "--out", str(out)])
+    code = main(["run", "--target", "host:embedded", "--budget", "600s", "--chunks", "1", "--seed", "1", "--quiet",
+                 "--out", str(out)])
     assert code == 3
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "error" and "a bug of ours" in report["error"]

@@ -125,7 +125,7 @@ def test_run_prints_the_checks_off_line_once_at_the_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv(ENV_VAR, raising=False)
-    code = main(["run", "--target", "reference", "--budget", "3s", "--seed", "1", "--max-steps", "3",
+    code = main(["run", "--target", "reference", "--budget", "600s", "--chunks", "1", "--seed", "1", "--max-steps", "3",
                  "--chunk", "1", "--kinds", "terminal", "--max-findings", "1", "--out", str(tmp_path / "r"),
                  "--quiet"])
     out = capsys.readouterr()

@@ -38,6 +38,8 @@ from typing import Any, Final
 from harness.diff import ABSENT, at, diff_paths, render, shape
 from harness.spec.interop import MAX_SAFE_INTEGER
 
+from .locations import PROBE_RAISED, short, without_locations
+
 #: At most this many differences of a step are classified.
 MAX_DIFFS: Final = 64
 #: The order in which transformations sign a step (the first present wins).
@@ -456,8 +458,8 @@ def failure_cause(invariant: str, message: str) -> Cause:
     (`error_class`) — not the action type it happened on, so one bug in a decoder is one cause
     however many types reach it (ClusterFuzz's crash state, in words)."""
     what = {"TARGET-CRASH": "crashes", "TARGET-TIMEOUT": "hangs"}.get(invariant, "fails")
-    klass = error_class(_OUR_PREFIX.sub("", message, count=1))
-    return Cause(("failure", invariant, klass), f"the target {what}: {klass[:120]}")
+    klass = error_class(without_locations(_OUR_PREFIX.sub("", message, count=1)))
+    return Cause(("failure", invariant, klass), f"the target {what}: {short(klass)}")
 
 
 #: The words the stepper puts before a target's own error (harness/engine/stepper.py).
@@ -493,6 +495,9 @@ def check_cause(invariant: str, message: str) -> Cause:
     """A violation without a state difference of its own, signed by what it says: a
     presence-only difference its message names (`left=[] right=<absent>`), else the invariant
     and the shape of the message."""
+    if message.startswith(PROBE_RAISED):  # the target's error: its class, never its raw first text
+        klass = error_class(without_locations(message[len(PROBE_RAISED):]))
+        return Cause(("check", invariant, message_shape(PROBE_RAISED + klass)), short(f"{invariant}: {PROBE_RAISED}{klass}"))
     presence = message_presence(message)
     if presence is not None:
         return presence

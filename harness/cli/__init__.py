@@ -9,18 +9,38 @@ interrupted by SIGINT / SIGTERM.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib
 import os
+import signal
 import sys
-import tempfile
-import traceback
-from collections.abc import Sequence
-from pathlib import Path
 
-from harness import __version__
-from harness.errors import (
+
+def _end_while_loading(signum: int, frame: object) -> None:
+    """A signal while ahp-fuzz is still loading: nothing has started, nothing to clean up."""
+    name = signal.Signals(signum).name
+    os.write(2, f"ahp-fuzz: interrupted ({name}) while loading: nothing was run\n".encode())
+    os._exit(128 + signum)
+
+
+# Started as the program (`ahp-fuzz …`, `python -m harness.cli …`): from here until `main` takes
+# over, Ctrl-C or SIGTERM is one line and 130 / 143, not a traceback from the middle of an import.
+if os.path.basename(sys.argv[0] if sys.argv else "") == "-m" or os.path.basename(
+        sys.argv[0] if sys.argv else "").startswith("ahp-fuzz"):
+    for _sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(_sig, _end_while_loading)
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import importlib  # noqa: E402
+import re  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import traceback  # noqa: E402
+from collections.abc import Iterator, Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, NoReturn  # noqa: E402
+
+from harness import __version__  # noqa: E402
+from harness.errors import (  # noqa: E402
     EXIT_INTERNAL,
     EXIT_SIGINT,
     EXIT_SIGTERM,
@@ -48,8 +68,29 @@ COMMAND_MODULES: tuple[str, ...] = (
 __all__ = ["COMMAND_MODULES", "UsageError", "build_parser", "main"]
 
 
+class OptionError(Exception):
+    """argparse refused the command line (`prog`: the command it parsed, e.g. `ahp-fuzz run`)."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the one error format of every other error (one line naming the problem,
+    then where to read more; no usage block first), and `--budget -5s` read as a (bad) value
+    rather than as an unknown option."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\d+(?:\.\d+)?(?:ms|s|m|h)?$|^-\d*\.\d+$")
+
+    def error(self, message: str) -> NoReturn:
+        raise OptionError(self.prog, message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ahp-fuzz",
         description="Fuzz and property-test Agent Host Protocol reducers and hosts.",
     )
@@ -61,6 +102,46 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code. From the first line on, SIGINT and SIGTERM end it with
+    one line and 130 / 143 (a command that runs something handles them itself: `run` finalizes
+    its report as interrupted), never a traceback, at every moment (issue 35)."""
+    with _signals_interrupt():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as e:  # a signal while parsing, or while reporting an error
+            reason = getattr(e, "reason", "SIGINT")
+            print(f"ahp-fuzz: interrupted ({reason}) before anything ran", file=sys.stderr)
+            return EXIT_SIGTERM if reason == "SIGTERM" else EXIT_SIGINT
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM raise `RunStopped` (a KeyboardInterrupt naming the signal) while the
+    command runs; the handlers before are restored after it (tests call `main` in-process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise RunStopped(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _interrupted(args: argparse.Namespace, reason: str) -> str:
+    """The one line a signal leaves: whether anything was fuzzed and reported."""
+    out = getattr(args, "crash_dir", None)
+    if getattr(args, "command", None) in ("run", "campaign") and (out is None or not (out / "report.json").exists()):
+        return f"ahp-fuzz: interrupted ({reason}) before the run started: nothing was fuzzed, no report written"
+    return f"ahp-fuzz: interrupted ({reason})"
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()
     except Exception as e:  # a subcommand module that does not import: a broken install
@@ -72,7 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(parser)  # prints them and exits; imported at no other time
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except OptionError as e:
+        return _option_error(e, list(sys.argv[1:] if argv is None else argv))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -86,10 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_failure(args, str(e), EXIT_USAGE)
         return EXIT_USAGE
     except RunStopped as e:  # (a KeyboardInterrupt: caught first)
-        print(f"ahp-fuzz: interrupted ({e.reason})", file=sys.stderr)
+        print(_interrupted(args, e.reason), file=sys.stderr)
         return EXIT_SIGTERM if e.reason == "SIGTERM" else EXIT_SIGINT
     except KeyboardInterrupt:
-        print("ahp-fuzz: interrupted", file=sys.stderr)
+        print(_interrupted(args, "SIGINT"), file=sys.stderr)
         return EXIT_SIGINT
     except BrokenPipeError:
         # The reader went away (`ahp-fuzz … | head`): stop quietly, as Unix tools do.
@@ -108,6 +192,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 #: The commands whose `--json` promises one JSON document on stdout, also when they fail.
 JSON_COMMANDS = ("run", "replay", "campaign")
+
+
+def _option_error(e: OptionError, argv: list[str]) -> int:
+    """One line saying what is wrong, one where to read more; with `--json`, the document too."""
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    command = next((w.replace("-", "_") for w in words if w.replace("-", "_") in COMMAND_MODULES), None)
+    prog = f"ahp-fuzz {command.replace('_', '-')}" if command and e.prog == "ahp-fuzz" else e.prog
+    print(f"ahp-fuzz: error: {e}\n  see: {prog} --help", file=sys.stderr)
+    if "--json" in words and command in JSON_COMMANDS:
+        from harness.report.result import usage_error, write
+
+        with contextlib.suppress(OSError):
+            write(usage_error(command, str(e), EXIT_USAGE))
+    return EXIT_USAGE
 
 
 def _json_failure(args: argparse.Namespace, message: str, code: int) -> None:

@@ -45,6 +45,8 @@ def parse_duration(text: str) -> float:
 
 def duration_type(text: str) -> float:
     """A duration greater than zero."""
+    if text.strip().startswith("-"):
+        raise argparse.ArgumentTypeError(f"must be longer than zero, got {text!r}")
     try:
         value = parse_duration(text)
     except ValueError as e:
@@ -185,3 +187,29 @@ def check_out_folder(out: Path) -> None:
                 d.rmdir()
             except OSError:
                 break
+
+
+# -- the verdict log (a test suite or CI wrapper watching every run) --------------------------
+
+#: Names a file: every `run` and `campaign` appends one JSON line with its verdict to it
+#: (tests/untested_guard.py fails a test whose run tested nothing; docs/ci.md).
+VERDICT_LOG_ENV = "AHP_FUZZ_VERDICT_LOG"
+
+
+def record_verdict(command: str, out: Path, verdict: str, why: str | None = None) -> None:
+    """Append `{"command", "out", "verdict", "why"}` to $AHP_FUZZ_VERDICT_LOG, if it is set (one
+    write of one line in append mode: lines of several processes never interleave)."""
+    path = os.environ.get(VERDICT_LOG_ENV)
+    if not path:
+        return
+    import json
+
+    line = json.dumps({"command": command, "out": str(out), "verdict": verdict, "why": why}) + "\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # a log nobody can write is no reason to fail the run

@@ -74,7 +74,10 @@ def after_open(choice: ProfileChoice, target: Any, target_spec: str, out: TextIO
     print a line when it announces another profile than the one in use."""
     announcement = getattr(target, "announcement", None)
     if choice.source == "pinned" and announcement:
-        choice = choose_profile(target=target_spec, announcement=announcement)
+        try:
+            choice = choose_profile(target=target_spec, announcement=announcement)
+        except ValueError as e:  # an announced version without rules: a setup error (exit 2), not our crash
+            raise UsageError(str(e)) from e
     note = mismatch(choice, announcement)
     print(f"profile: {choice.profile.label} ({choice.why})", file=out or sys.stderr)
     if note:

@@ -20,6 +20,7 @@ from ._common import (
     prepare_out,
     profile_or_usage,
     program_name,
+    record_verdict,
 )
 
 
@@ -142,6 +143,7 @@ def campaign_command(args: argparse.Namespace) -> int:
     if doc["verdict"] == "untested":  # no worker ran a step: nothing was tested, never "clean"
         doc["untested"] = untested_reason(doc, minutes, out)
     write_report_folder(out, doc)
+    record_verdict("campaign", out, doc["verdict"], doc.get("untested"))
     # Results on stdout (progress went to stderr): the verdict, the replay commands, and last the
     # path of the HTML report alone on its line (`ahp-fuzz campaign … | tail -1`). With --json
     # they go to stderr and stdout is the JSON document alone.

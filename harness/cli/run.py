@@ -38,11 +38,17 @@ from ._common import (
     open_target_or_usage,
     prepare_out,
     program_name,
+    record_verdict,
     seconds_type,
 )
 
 #: Targets that start a process: their start-up is bounded by the budget too.
 _PROCESS_PREFIXES = ("adapter:", "ts:", "js:")
+
+#: Live hosts a run starts or connects to: waiting for them is bounded by the budget too, and by
+#: HOST_STARTUP_S (a host's own start-up timeout) when the budget is longer.
+_STARTED_HOSTS = ("host-cmd:", "ws://", "wss://")
+HOST_STARTUP_S = 20.0
 
 #: The run's clock (monotonic seconds): the budget is measured on it. Tests inject a fake one
 #: to stage a slow start-up without depending on how fast the machine is.
@@ -82,13 +88,19 @@ def run_command(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.target.strip().startswith(_PROCESS_PREFIXES):
         options["startup_timeout_s"] = min(30.0, args.budget)
+    elif args.target.strip().startswith(_STARTED_HOSTS):
+        # a host's start-up is bounded by what the budget leaves (before: 20 s whatever the budget)
+        left = control.time_left() or 0.0
+        options["startup_timeout_s"] = min(HOST_STARTUP_S, left)
+        options["budget_cut"] = left < HOST_STARTUP_S
     if args.allow_remote:
         options["allow_remote"] = True  # live targets only: a non-loopback host
     with _stop_on_signals(control):
         try:
             target = open_target_or_usage(args.target, profile, args.timeout, **options)
         except RunStopped as e:
-            print(f"ahp-fuzz: interrupted ({e.reason}) while starting the target", file=sys.stderr)
+            print(f"ahp-fuzz: interrupted ({e.reason}) while starting the target: nothing was fuzzed, "
+                  "no report written (the target was stopped)", file=sys.stderr)
             return EXIT_SIGTERM if e.reason == "SIGTERM" else EXIT_SIGINT
         opened_after = control.elapsed()  # loading ahp-fuzz and starting the target took this
         try:
@@ -147,6 +159,7 @@ def run_command(args: argparse.Namespace) -> int:
     untested = untested_reason(summary, args.budget, opened_after) if verdict == "untested" else None
     if untested is not None:
         report.untested_because(untested)  # report.json, and the HTML page written next, say why
+    record_verdict("run", out, verdict, untested)
     stdout.print(f"report: {out / 'report.json'} ({write_html(out)})", markup=False)
     if summary.status == "interrupted":
         code = EXIT_SIGTERM if summary.stopped_because == "SIGTERM" else EXIT_SIGINT

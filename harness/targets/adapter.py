@@ -60,8 +60,10 @@ _decode = jsonio.loads
 class RunLimit(Protocol):
     """The run's hard limit as a target sees it (`harness.engine.control.RunControl`)."""
 
-    deadline: float | None  # time.monotonic() past which no wait may extend
     reason: str | None  # set once the run must stop
+
+    def time_left(self) -> float | None:
+        """Seconds until the run's deadline, on the run's own clock (None: no limit)."""
 
 
 def split_command(text: str) -> list[str]:
@@ -277,16 +279,18 @@ class AdapterTarget:
         """When a wait of `seconds` must end, and whether the run's deadline (rather than the
         timeout) sets that. Raises `RunStopped` when the run must already stop."""
         limit = self.run_limit
-        end = time.monotonic() + seconds
+        now = time.monotonic()
         if limit is None:
-            return end, False
+            return now + seconds, False
         if limit.reason is not None:
             raise RunStopped(limit.reason)
-        if limit.deadline is not None and limit.deadline < end:
-            if limit.deadline <= time.monotonic():
+        # the time left is read on the run's clock (an injected one in tests), the wait is real
+        left = limit.time_left()
+        if left is not None and left < seconds:
+            if left <= 0:
                 raise RunStopped("budget")
-            return limit.deadline, True
-        return end, False
+            return now + left, True
+        return now + seconds, False
 
     def _abandon(self, proc: LineProcess) -> None:
         """The run's time is up in the middle of a request: kill the process, stop the run."""

@@ -3,9 +3,11 @@
 Spellings (`parse_live_spec`):
 
 * `ws://HOST:PORT[/path]` (or `wss://`) — a host that is already running;
-* `host-cmd:<command line>` — start a host: the command runs in its own process group and must
-  print its `ws://` URL on stdout (the first `ws://…` it prints is used); the harness stops the
-  whole group afterwards;
+* `host-cmd:<command line>` — start a host: the command line is split as a POSIX shell splits
+  it (no shell runs it), leading `VAR=value` words set its environment as a shell would; it runs
+  in its own process group and must print its `ws://` URL on stdout (the first `ws://…` it prints
+  is used); the harness stops the whole group afterwards, on every path (a signal during start-up
+  included);
 * `host:embedded[?defect=NAME&defect=NAME2]` — the embedded reference host (`harness/host`),
   optionally with named defects injected (`harness/host/defects.py`).
 
@@ -60,6 +62,8 @@ class LiveSpec:
     text: str  # the spelling as given
     url: str | None = None
     command: tuple[str, ...] = ()
+    #: host-cmd: only: the leading `VAR=value` words of the command line, as (name, value).
+    env: tuple[tuple[str, str], ...] = ()
     defects: tuple[str, ...] = ()
     #: host:embedded only: advertise and enforce `multipleWorkingDirectories.immutablePrimary`.
     immutable_primary: bool = False
@@ -71,12 +75,11 @@ def parse_live_spec(text: str, *, defects: tuple[str, ...] = ()) -> LiveSpec:
     if t.startswith(("ws://", "wss://")):
         if defects:
             raise ValueError("defects can only be injected into host:embedded")
+        check_url(t)
         return LiveSpec("url", t, url=t)
     if t.startswith("host-cmd:"):
-        cmd = t[len("host-cmd:") :].strip()
-        if not cmd:
-            raise ValueError("host-cmd: needs a command line that starts the host")
-        return LiveSpec("cmd", t, command=tuple(shlex.split(cmd)))
+        env, argv = split_host_command(t[len("host-cmd:") :])
+        return LiveSpec("cmd", t, command=argv, env=env)
     if t.startswith("host:"):
         rest = t[len("host:") :]
         name, _, query = rest.partition("?")
@@ -93,6 +96,39 @@ def parse_live_spec(text: str, *, defects: tuple[str, ...] = ()) -> LiveSpec:
         flag = params.get("immutablePrimary", ["0"])[-1].lower() in ("1", "true", "yes", "")
         return LiveSpec("embedded", t, defects=tuple(dict.fromkeys((*named, *defects))), immutable_primary=flag)
     raise ValueError(f"not a live target spelling: {text!r} (want ws://…, host-cmd:… or host:embedded)")
+
+
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+
+
+def split_host_command(text: str) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """A `host-cmd:` command line → (its leading `VAR=value` assignments, the command's argv),
+    split as a POSIX shell would split `A=1 B='x y' cmd args` (no shell runs it)."""
+    try:
+        words = shlex.split(text)
+    except ValueError as e:
+        raise ValueError(f"host-cmd: cannot split the command line {text.strip()!r}: {e}") from e
+    env: list[tuple[str, str]] = []
+    while words and (m := _ASSIGNMENT.match(words[0])):
+        env.append((m.group(1), m.group(2)))
+        words.pop(0)
+    if not words:
+        raise ValueError("host-cmd: needs a command line that starts the host"
+                         + (" (after its VAR=value assignments)" if env else ""))
+    return tuple(env), tuple(words)
+
+
+def check_url(url: str) -> None:
+    """A `ws://` spelling names a host and a valid port (one line saying what is wrong if not)."""
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 (urlsplit checks the port when asked for it)
+    except ValueError:
+        port = parts.netloc.rpartition(":")[2]
+        why = f"port {port} is out of range" if port.isdigit() else f"{port!r} is not a port number"
+        raise ValueError(f"{url}: {why} (want ws://HOST:PORT with a port of 1-65535)") from None
+    if not parts.hostname:
+        raise ValueError(f"{url}: no host name (want ws://HOST:PORT)")
 
 
 def embedded_spec(defects: tuple[str, ...] = (), immutable_primary: bool = False) -> str:
@@ -210,10 +246,15 @@ def describe_status(code: int) -> str:
     return str(code)
 
 
-def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
+def _start_command(argv: tuple[str, ...], timeout_s: float, env: tuple[tuple[str, str], ...] = (),
+                   *, budget_cut: bool = False) -> HostHandle:
+    """Start a `host-cmd:` host and wait up to `timeout_s` for its URL (`budget_cut`: that wait
+    is what the run's budget leaves). The host is stopped on every way out but success: its URL
+    not printed, its exit, a signal (`RunStopped`, KeyboardInterrupt) while waiting."""
     try:
         proc = subprocess.Popen(
             list(argv),
+            env={**os.environ, **dict(env)} if env else None,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,  # its last lines go into a death finding
@@ -251,7 +292,12 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
     def stop() -> None:
         _stop_group(proc)
 
-    if not ready.wait(timeout_s) or not found:
+    try:
+        got = ready.wait(max(0.0, timeout_s)) and bool(found)
+    except BaseException:  # a signal while the host starts: it must not outlive the run
+        stop()
+        raise
+    if not got:
         code = proc.poll()  # before stopping it: did it exit on its own?
         if code is None and ready.is_set():  # its stdout closed: it is exiting
             try:
@@ -259,11 +305,14 @@ def _start_command(argv: tuple[str, ...], timeout_s: float) -> HostHandle:
             except subprocess.TimeoutExpired:
                 code = None
         stop()
-        raise TargetSetupError(
-            f"host-cmd: the host exited (status {code}) without printing a ws:// URL on stdout"
-            if code is not None
-            else f"host-cmd: the host did not print a ws:// URL on stdout within {timeout_s:g}s"
-        )
+        if code is not None:
+            err_thread.join(1.0)  # its last words are whole
+            said = crash_lines(list(tail), list(times))
+            raise TargetSetupError(
+                f"host-cmd: the host exited (status {describe_status(code)}) without printing a ws:// URL on "
+                "stdout" + (f"; its stderr: {said}" if said else "; nothing on stderr"))
+        within = f"within {timeout_s:g}s" + (" (what the --budget left)" if budget_cut else "")
+        raise TargetSetupError(f"host-cmd: the host did not print a ws:// URL on stdout {within}")
     return HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}", proc=proc, stderr_tail=tail,
                       stderr_times=times, stderr_reader=err_thread)
 
@@ -369,7 +418,8 @@ async def embedded_in_loop(spec: LiveSpec) -> EmbeddedInLoop:
     return EmbeddedInLoop(server.url, lambda: server.host.dead, aclose)
 
 
-def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeout_s: float = 20.0) -> HostHandle:
+def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeout_s: float = 20.0,
+                    budget_cut: bool = False) -> HostHandle:
     """Make the host of `spec` reachable: start it when the spelling says so."""
     if spec.kind == "url":
         assert spec.url is not None
@@ -377,7 +427,7 @@ def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeo
         _reachable(spec.url, startup_timeout_s)
         return HostHandle(spec.url)
     if spec.kind == "cmd":
-        handle = _start_command(spec.command, startup_timeout_s)
+        handle = _start_command(spec.command, startup_timeout_s, spec.env, budget_cut=budget_cut)
     else:
         handle = _start_embedded(spec)
     try:
@@ -398,7 +448,8 @@ class LiveTarget:
     is_live = True
 
     def __init__(self, spec: str, *, allow_remote: bool = False, defects: tuple[str, ...] = (),
-                 startup_timeout_s: float = 20.0, start: bool = True, **_: Any) -> None:
+                 startup_timeout_s: float = 20.0, start: bool = True, budget_cut: bool = False,
+                 **_: Any) -> None:
         self.spec = parse_live_spec(spec, defects=tuple(defects))
         self.description = (
             self.spec.text if self.spec.kind != "embedded"
@@ -406,6 +457,8 @@ class LiveTarget:
         )
         self.allow_remote = allow_remote
         self.startup_timeout_s = startup_timeout_s
+        #: The start-up timeout is what the run's budget left (said in the message when it ends).
+        self.budget_cut = budget_cut
         self._handle: HostHandle | None = None
         if self.spec.kind == "url":
             assert self.spec.url is not None
@@ -424,7 +477,8 @@ class LiveTarget:
     def start(self) -> HostHandle:
         if self._handle is None:
             self._handle = start_live_host(
-                self.spec, allow_remote=self.allow_remote, startup_timeout_s=self.startup_timeout_s
+                self.spec, allow_remote=self.allow_remote, startup_timeout_s=self.startup_timeout_s,
+                budget_cut=self.budget_cut,
             )
         return self._handle
 
