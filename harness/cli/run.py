@@ -58,7 +58,6 @@ def run_command(args: argparse.Namespace) -> int:
     from harness.corpus.finding import FindingFormatError, portable_target
     from harness.engine.events import EventBus
     from harness.engine.run import DEFAULT_KINDS, RunConfig, run_campaign
-    from harness.live import run_live  # live hosts: the live machine (live/machine.py)
     from harness.report.console import ConsoleReporter, make_console
     from harness.report.writers import FindingWriter, JsonReport, JunitReport
     from harness.spec.versions import KINDS
@@ -99,7 +98,7 @@ def run_command(args: argparse.Namespace) -> int:
             except FindingFormatError as e:
                 raise UsageError(f"--append: {e}") from e
             report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]],
-                                earlier_findings=earlier_files)
+                                earlier_findings=earlier_files, started_at=time.time() - control.elapsed())
             report.data["schemaChecks"] = _profiles.run_switches(spec_dir).to_json()  # what INV-007 had
             report.data["announced"] = announced(target)  # what the target said it is (the matrix's columns)
             stdout = make_console(stderr=args.json)  # --json: stdout is the JSON document alone
@@ -131,8 +130,13 @@ def run_command(args: argparse.Namespace) -> int:
                 lane=args.lane,
                 offer=offer,
             )
+            runner: Callable[..., Any] = run_campaign
+            if getattr(target, "is_live", False):
+                from harness.live import run_live  # live hosts: the live machine (live/machine.py)
+
+                runner = run_live
             try:
-                summary = (run_live if getattr(target, "is_live", False) else run_campaign)(config, bus)
+                summary = runner(config, bus)
             except ValueError as e:
                 raise UsageError(str(e)) from e
         finally:
