@@ -65,6 +65,18 @@ def _invariant_rows(report: dict[str, Any]) -> str:
     return "".join(rows)
 
 
+#: Tiles only a campaign (or a merge of campaigns) has figures for, each shown where its report
+#: key is: (key, summary card, chart). A run's page has none of them.
+_CAMPAIGN_TILES = (
+    ("branchCoverage", '<div class="card">branch coverage (reference) %<b data-field="branchPercent"></b></div>',
+     '<div id="chart-coverage"></div>'),
+    ("outcomes", '<div class="card">(type, outcome) pairs<b data-field="outcomePairs"></b></div>',
+     '<div id="chart-pairs"></div>'),
+    ("campaign", '<div class="card">workers<b data-field="workers"></b></div>', ""),
+    ("campaign", '<div class="card">worker restarts<b data-field="restarts"></b></div>', ""),
+)
+
+
 def render(report: dict[str, Any], run_dir: Path) -> str:
     origin = run_origin(report, run_dir)
     mode = report.get("mode") or "run"
@@ -77,6 +89,8 @@ def render(report: dict[str, Any], run_dir: Path) -> str:
         known=known_html(report),
         invariants=_invariant_rows(report),
         branch_files=branch_files_html(report),
+        campaign_cards="".join(card for key, card, _ in _CAMPAIGN_TILES if key in report),
+        campaign_charts="".join(chart for key, _, chart in _CAMPAIGN_TILES if key in report and chart),
         css=_CSS,
         js=_JS,
     )
@@ -217,15 +231,11 @@ _PAGE = """<!DOCTYPE html>
 <div class="card">steps/s<b data-field="stepsPerSecond"></b></div>
 <div class="card">findings<b data-field="findings"></b></div>
 <div class="card" title="invariants that fired as known upstream issues (one REDUCERS.md §11 item can trip several)">checks that saw a known issue<b data-field="known"></b></div>
-<div class="card">branch coverage (reference) %<b data-field="branchPercent"></b></div>
-<div class="card">(type, outcome) pairs<b data-field="outcomePairs"></b></div>
-<div class="card">workers<b data-field="workers"></b></div>
-<div class="card">worker restarts<b data-field="restarts"></b></div>
-</div></section>
+{campaign_cards}</div></section>
 <section id="findings"><h2>Findings, by root cause</h2>{findings}</section>
 <section id="known"><h2>Known upstream issues (REDUCERS.md §11)</h2>{known}</section>
 <section id="charts"><h2>Over time</h2><div class="charts">
-<div id="chart-steps"></div><div id="chart-findings"></div><div id="chart-coverage"></div><div id="chart-pairs"></div>
+<div id="chart-steps"></div><div id="chart-findings"></div>{campaign_charts}
 </div></section>
 <section id="coverage"><h2>Spec coverage: action type × outcome</h2>
 <p>Outcomes are classified from the reference model's state before and after each valid step
