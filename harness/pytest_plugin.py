@@ -270,6 +270,7 @@ class AhpItem(pytest.Item):
 
     def _corpus(self) -> None:
         from harness.cli._profiles import replay_switches
+        from harness.cli.replay import untyped_step
         from harness.corpus.load import load_finding
         from harness.engine.replay import replay
         from harness.errors import UsageError
@@ -277,6 +278,9 @@ class AhpItem(pytest.Item):
 
         run = self.run_state
         finding = load_finding(self.job)
+        untyped = untyped_step(finding)  # as `ahp-fuzz replay`: never a silent "does not reproduce"
+        if untyped is not None:
+            raise AhpFailure(f"{self.job}: {untyped}")
         try:  # the switches recorded in the finding, as `ahp-fuzz replay` judges it
             schema, published, _ = replay_switches(finding, run.spec)
         except UsageError as e:
