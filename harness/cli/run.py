@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import inspect
+import io
 import os
 import signal
 import sys
@@ -91,7 +92,10 @@ def run_command(args: argparse.Namespace) -> int:
             return EXIT_SIGTERM if e.reason == "SIGTERM" else EXIT_SIGINT
         opened_after = control.elapsed()  # loading ahp-fuzz and starting the target took this
         try:
-            profile = _profiles.after_open(choice, target, args.target).profile
+            # A live host's version is negotiated by the run, which names it in its header (the
+            # profile here is only what is offered first): no "profile: …" line before it.
+            quiet_profile = io.StringIO() if getattr(target, "is_live", False) else None
+            profile = _profiles.after_open(choice, target, args.target, out=quiet_profile).profile
             findings = FindingWriter(out / "findings", program=program)
             try:
                 earlier_files = [str(p) for p, _ in findings.store.findings()] if earlier else []

@@ -21,7 +21,7 @@ from harness.invariants.registry import REGISTRY
 from .html_commands import run_origin
 from .html_escape import embed, esc
 from .html_findings import findings_html
-from .html_sections import banner_html, branch_files_html, known_html
+from .html_sections import banner_html, branch_files_html, command_coverage_html, known_html
 from .writers import write_atomic
 
 __all__ = ["esc", "render", "resolve_finding", "write_html"]
@@ -89,6 +89,7 @@ def render(report: dict[str, Any], run_dir: Path) -> str:
         known=known_html(report),
         invariants=_invariant_rows(report),
         branch_files=branch_files_html(report),
+        command_coverage=command_coverage_html(report),
         campaign_cards="".join(card for key, card, _ in _CAMPAIGN_TILES if key in report),
         campaign_charts="".join(chart for key, _, chart in _CAMPAIGN_TILES if key in report and chart),
         css=_CSS,
@@ -237,7 +238,7 @@ _PAGE = """<!DOCTYPE html>
 <section id="charts"><h2>Over time</h2><div class="charts">
 <div id="chart-steps"></div><div id="chart-findings"></div>{campaign_charts}
 </div></section>
-<section id="coverage"><h2>Spec coverage: action type × outcome</h2>
+<section id="coverage"><h2>Spec coverage: action type × outcome</h2>{command_coverage}
 <p>Outcomes are classified from the reference model's state before and after each valid step
 (docs/campaign.md); an invariant is exercised by a step when the registry runs it for that state kind and action type.</p>
 <div class="matrix-box"><table class="matrix" id="matrix"></table></div>
