@@ -68,7 +68,10 @@ class _WrapStepper(importlib.abc.MetaPathFinder):
                 def step(self_: Any, *a: Any, **k: Any) -> Any:
                     if not seen:
                         seen.append(True)
-                        out.write_text(repr(time.time()))
+                        now = time.time()
+                        tmp = out.with_suffix(".tmp")
+                        tmp.write_text(repr(now))
+                        os.replace(tmp, out)  # whole or absent: the reader never sees half of it
                     return original(self_, *a, **k)
 
                 module.Stepper.step = step
@@ -100,7 +103,6 @@ def measure(root: Path, python: str, cwd: Path, spec: str | None) -> dict[str, A
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         while not mark.exists() and proc.poll() is None and time.time() - started < 30:
             time.sleep(0.002)
-        time.sleep(0.01)  # the mark's text is written right after the file appears
         first = float(mark.read_text()) if mark.exists() else None
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
@@ -130,7 +132,7 @@ def main() -> None:
     args = ap.parse_args()
     sides = ([("before", args.base)] if args.base else []) + [("after", ROOT)]
     print(f"ahp-fuzz {' '.join(RUN_ARGS)}: seconds from spawning the command to its first step "
-          f"(median of {args.rounds}, sides alternating)")
+          f"(median of {args.rounds}, sides alternating); load average at start: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="ahp-startup-folders-") as folders:
         used = {name: Path(folders) / name for name, _ in sides}
         for name, root in sides:  # "used before": one unmeasured run there first
@@ -147,7 +149,7 @@ def main() -> None:
                     cwd = Path(folders) / f"new-{name}-{title[:5]}-{i}" if fresh else used[name]
                     cwd.mkdir(exist_ok=True)
                     times[name].append(measure(root, args.python, cwd, spec))
-            print(f"\n{title}")
+            print(f"\n{title} (load average now {os.getloadavg()[0]:.1f})")
             print(f"  {'':8} {'median':>7} {'min':>6} {'max':>6}  runs")
             for name, _ in sides:
                 firsts = [t["firstStep"] for t in times[name]]
