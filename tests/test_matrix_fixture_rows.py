@@ -1,6 +1,7 @@
-"""The matrix shows failed upstream fixtures as rows (issue 35: a failed round-trip fixture was
-only a count in its column's header), joined on (family, name) across targets, and orders every
-row — causes and fixtures alike — by how many targets show it. Crafted run folders: no run."""
+"""The matrix shows failed round-trip fixtures as rows (issue 35: one was only a count in its
+column's header), joined on their name across targets, and orders every row — causes and
+fixtures alike — by how many targets show it; a failing reducer fixture, a behaviour the fuzz
+runs find as a cause, stays a count. Crafted run folders: no run."""
 
 from __future__ import annotations
 
@@ -33,16 +34,17 @@ def test_failed_fixtures_are_rows_ordered_by_how_many_targets_show_them(tmp_path
     b = _run(tmp_path / "b", "adapter:b", kinds=["chat"], sent=sent)
     c = _run(tmp_path / "c", "adapter:c", kinds=["chat"], sent=sent)
     d = _run(tmp_path / "d", "adapter:d", kinds=["chat"], sent=sent)  # no fixture results
-    _conformance(a, "adapter:a", [("round-trip", "rt-007", False), ("reducer:chat", "010", True)], spec="/spec")
-    _conformance(b, "adapter:b", [("round-trip", "rt-007", False), ("reducer:chat", "010", False)])
-    _conformance(c, "adapter:c", [("round-trip", "rt-007", False), ("reducer:chat", "010", True)])
+    _conformance(a, "adapter:a", [("round-trip", "rt-007", False), ("round-trip", "rt-010", True),
+                                  ("reducer:chat", "020", False)], spec="/spec")
+    _conformance(b, "adapter:b", [("round-trip", "rt-007", False), ("round-trip", "rt-010", False)])
+    _conformance(c, "adapter:c", [("round-trip", "rt-007", False), ("round-trip", "rt-010", True)])
     cols = [Column(column_name(i, f.name), f) for i, f in enumerate([a, b, c, d], 1)]
     doc = build_matrix(cols, tmp_path / "out")
     jsonschema.validate(doc, json.loads((ROOT / "docs" / "matrix.schema.json").read_text(encoding="utf-8")))
 
     ids = [r["id"] for r in doc["causes"]]
     # most targets first; then by severity (a failing fixture is a violation, the cause a divergence)
-    assert ids == ["fixture:round-trip:rt-007", "fixture:reducer:chat:010", one["id"]]
+    assert ids == ["fixture:round-trip:rt-007", "fixture:round-trip:rt-010", one["id"]]  # no reducer row
     assert [r["foundBy"] for r in doc["causes"]] == [3, 1, 1]  # most targets first
     rt = doc["causes"][0]
     assert rt["shared"] and rt["id"] in doc["sharedCauses"]
@@ -52,8 +54,9 @@ def test_failed_fixtures_are_rows_ordered_by_how_many_targets_show_them(tmp_path
     found = rt["cells"][cols[0].name]
     assert found["invariant"] == "FIXTURE" and "differs at $.title" in found["message"]
     assert found["replay"] == "ahp-fuzz conformance --target adapter:a --spec /spec"
-    reducer = next(r for r in doc["causes"] if r["id"] == "fixture:reducer:chat:010")
-    assert reducer["cells"][cols[0].name]["status"] == "not-found"  # it passed there
+    other = next(r for r in doc["causes"] if r["id"] == "fixture:round-trip:rt-010")
+    assert other["cells"][cols[0].name]["status"] == "not-found"  # it passed there
+    assert "reducer:chat 020" in doc["targets"][0]["fixtures"]["failing"]  # a count and a line, as before
     # the columns' cause counts are the fuzz runs' causes; failing fixtures show in "fixtures"
     assert [t["causes"]["found"] for t in doc["targets"]] == [1, 0, 0, 0]
     assert [t["verdict"] for t in doc["targets"]] == ["found", "found", "found", "clean"]
