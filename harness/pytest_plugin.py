@@ -10,14 +10,18 @@ Given `--ahp-target`, it adds ordinary pytest items, each marked `fuzz`, with st
 * `ahp-fuzz::corpus[<file>]` — each finding of the project's own corpus folder (`--ahp-corpus`)
   replayed on the target: a `known` finding must still reproduce, any other must not.
 
-The profile follows the one rule of the command line (docs/profiles.md); `--ahp-baseline` applies
-a target baseline (docs/baselines.md). Without `--ahp-target` it adds nothing, so a project's
-ordinary test run is untouched.
+The items judge a target exactly as `ahp-fuzz run` and `ahp-fuzz replay` do: the same spec folder
+(`--ahp-spec`, else a `ts:` target's checkout, else `$AHP_SPEC_DIR`), the same profile rule
+(docs/profiles.md), the same schema checks (the action schema for the valid lane, INV-007 and
+INV-007.published with the folder's published schemas; a corpus finding replays with the
+switches it records), and the same finding files, whose replay command is the one a failure
+prints. `--ahp-baseline` applies a target baseline (docs/baselines.md). Hypothesis' own files
+go under `--ahp-out` (`.ahp-fuzz/hypothesis/`), never a `.hypothesis/` in the project. Without
+`--ahp-target` it adds nothing, so a project's ordinary test run is untouched.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -56,6 +60,27 @@ def pytest_configure(config: pytest.Config) -> None:
     # A relative $AHP_SPEC_DIR means the folder pytest was started in, for the whole session: a
     # test that changes directory, or starts a process elsewhere, still sees that folder.
     pin_env(config.invocation_params.dir)
+    if config.getoption("ahp_target"):
+        from harness.hypothesis_home import use_storage
+
+        # Hypothesis' Unicode tables under the plugin's own folder, not a `.hypothesis/` in the
+        # project (a HYPOTHESIS_STORAGE_DIRECTORY the user set wins; harness/hypothesis_home.py).
+        out = _path_option(config, "ahp_out") or Path(config.invocation_params.dir) / ".ahp-fuzz"
+        use_storage(out / "hypothesis")
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """After "collected N items": how the items judge, as `run` says it — target, spec folder,
+    profile, and the checks that are off."""
+    run = config.stash.get(_RUN, None)
+    if run is None:
+        return []
+    from harness.cli._profiles import checks_off_notices
+
+    where = f"spec folder {run.spec.path}" if run.spec is not None else "no spec folder"
+    lines = [f"ahp-fuzz: target {run.target_spec}, {where}, profile {run.choice.profile.label} ({run.choice.why})"]
+    lines += [f"ahp-fuzz: note: {n}" for n in checks_off_notices(run.spec)]
+    return lines
 
 
 def _path_option(config: pytest.Config, name: str) -> Path | None:
@@ -75,6 +100,9 @@ def replay_program() -> str:
     if script.is_file() and os.access(script, os.X_OK):
         return shlex.quote(str(script.absolute()))
     return f"{shlex.quote(sys.executable)} -m harness.cli"
+
+
+_RUN = pytest.StashKey["_Run"]()
 
 
 class AhpFailure(Exception):
@@ -136,11 +164,9 @@ class _Run:
         return self._target
 
     def schema(self) -> Any:
-        if self.spec is None:
-            return None
-        from harness.spec.action_schema import ActionSchema
+        from harness.cli._profiles import schema_of
 
-        return ActionSchema.from_spec(self.spec)  # callable: its `problem`
+        return schema_of(self.spec)  # as `run`: the valid lane's payload validator
 
     def close(self) -> None:
         if self._target is not None:
@@ -194,23 +220,19 @@ class AhpItem(pytest.Item):
 
     def _fuzz(self) -> None:
         from harness.cli._common import parse_duration
+        from harness.cli._profiles import run_switches
         from harness.corpus.finding import portable_target
-        from harness.engine.events import EventBus, FindingFound
+        from harness.engine.events import EventBus
         from harness.engine.run import RunConfig, run_campaign
+        from harness.invariants.published_schema import judged_with
+        from harness.report.writers import FindingWriter
 
         cfg = self.config.getoption
         run = self.run_state
         target = run.target()
-        folder = run.out / "findings"
-        written: dict[str, Path] = {}
-
-        def save(event: Any) -> None:
-            if isinstance(event, FindingFound):
-                folder.mkdir(parents=True, exist_ok=True)
-                f = event.finding
-                path = folder / f.file_name
-                path.write_text(json.dumps(f.to_json(path), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-                written[f.signature] = path
+        program = replay_program()
+        # The finding files `run` writes: their `replay` is the command a failure prints.
+        written = FindingWriter(run.out / "findings", program=program)
 
         config = RunConfig(
             target=target,
@@ -225,8 +247,14 @@ class AhpItem(pytest.Item):
             probe_every=1 if run.is_model else 25,
             schema=run.schema(),
             baseline=run.baseline,
+            verdict=run_switches(run.spec),  # recorded in each finding, as `run` records them
+            # The Hypothesis lane (every step a draw: more found per sequence in a tier bounded
+            # by sequences): `run --lane hypothesis` with the same seed, chunks and kind draws
+            # the same steps.
+            lane="hypothesis",
         )
-        summary = run_campaign(config, EventBus(save))
+        with judged_with(run.spec):  # INV-007 and INV-007.published: the spec folder's schemas, as in `run`
+            summary = run_campaign(config, EventBus(written))
         if summary.findings:
             lines = [
                 f"{len(summary.findings)} finding(s) on {self.param} "
@@ -235,21 +263,33 @@ class AhpItem(pytest.Item):
             lines += [f"  note: {n}" for n in run.notes]
             for f in summary.findings:
                 lines.append(f"  {f.invariant} [{f.severity}] {f.title}: {f.message}")
-                lines.append(f"    replay: {f.replay_command(written.get(f.signature), replay_program())}")
+                lines.append(f"    replay: {f.replay_command(written.paths.get(f.signature), program)}")
             raise AhpFailure("\n".join(lines))
 
     # -- corpus --------------------------------------------------------------------------------
 
     def _corpus(self) -> None:
+        from harness.cli._profiles import replay_switches
+        from harness.cli.replay import untyped_step
         from harness.corpus.load import load_finding
         from harness.engine.replay import replay
+        from harness.errors import UsageError
+        from harness.invariants.published_schema import judged_with
 
         run = self.run_state
         finding = load_finding(self.job)
-        result = replay(
-            finding, run.target(), target_is_model=run.is_model, schema=run.schema(),
-            baseline=run.baseline, profile=run.choice.profile if self.config.getoption("ahp_profile") else None,
-        )
+        untyped = untyped_step(finding)  # as `ahp-fuzz replay`: never a silent "does not reproduce"
+        if untyped is not None:
+            raise AhpFailure(f"{self.job}: {untyped}")
+        try:  # the switches recorded in the finding, as `ahp-fuzz replay` judges it
+            schema, published, _ = replay_switches(finding, run.spec)
+        except UsageError as e:
+            raise AhpFailure(f"{self.job}: {e}") from e
+        with judged_with(published):
+            result = replay(
+                finding, run.target(), target_is_model=run.is_model, schema=schema,
+                baseline=run.baseline, profile=run.choice.profile if self.config.getoption("ahp_profile") else None,
+            )
         command = f"{replay_program()} replay {shlex.quote(str(self.job))} --target {shlex.quote(run.target_spec)}"
         if finding.severity == "known" and not result.reproduced:
             raise AhpFailure(f"stale known finding {self.job}: {result.summary(finding)}\n  replay: {command}")
@@ -288,6 +328,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not config.getoption("ahp_target"):
         return
     run = _Run(config)
+    config.stash[_RUN] = run
     config.add_cleanup(run.close)
     added = list(_items(session, run))
     items.extend(added)

@@ -184,7 +184,7 @@ def test_a_run_bounded_by_rounds_stops_on_them(spec_dir: Any) -> None:
                                            methods=("ping",), examples=2, phases=("positive",),
                                            operation_cap_s=None, max_rounds=2, verify=False))
     assert result.stopped_because == "rounds" and result.rounds == 2
-    assert result.method_calls == {"ping": 4}
+    assert result.method_calls == {"ping": 5}  # one first (every method once), then 2 rounds × 2
 
 
 def test_only_a_must_command_answered_32601_is_a_violation(spec_dir: Any) -> None:

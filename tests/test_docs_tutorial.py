@@ -4,9 +4,11 @@ A runnable block in docs/tutorial.md or docs/howto.md is a ```sh block preceded 
 `<!-- doc-test: exit=N expect="a line it prints" … -->`; `<!-- doc-test: skip (reason) -->`
 marks one that is not run. Every block of the tutorial must be marked one way or the other (the
 how-to has sections by several authors: there, only marked blocks run). The blocks of a page run
-in order, as bash, in one fresh folder that sees the repository's virtualenv as `.venv` (and on
-PATH, for the how-to's bare `ahp-fuzz`), and `tests/` and `corpora/` as in a checkout; each must
-exit with the status promised and print every promised line (stdout or stderr).
+in order, as bash, starting in one fresh folder that sees the repository's virtualenv as `.venv`
+(and on PATH, for the how-to's bare `ahp-fuzz`), and `tests/` and `corpora/` as in a checkout;
+each must exit with the status promised and print every promised line (stdout or stderr). As
+a reader pasting them one after another into one terminal would, each block starts in the
+folder the blocks before it left and sees the shell variables they set (`shell_state`).
 
 A sample output — a fence with no language — is what the runnable block before it printed: it is
 marked `<!-- doc-output -->` and each of its lines must be a line that block printed, where `…`
@@ -91,6 +93,23 @@ def _workdir(tmp: Path) -> dict[str, str]:
     return env
 
 
+def shell_state(code: str, state: Path, base: list[str]) -> str:
+    """`code` wrapped to run where the blocks before it left the shell — their folder and the
+    variables they set, kept in `state/` — and to leave its own for the next block. `base`: the
+    variables a fresh bash has (not saved: they are the environment's and bash's own)."""
+    keep = " ".join(sorted(base))
+    return (
+        f'cd "$(cat {shlex.quote(str(state / "cwd"))} 2>/dev/null || pwd)"\n'
+        f'[ -f {shlex.quote(str(state / "vars"))} ] && . {shlex.quote(str(state / "vars"))}\n'
+        f"{code}\n"
+        "__doc_rc=$?\n"
+        f'pwd > {shlex.quote(str(state / "cwd"))}\n'
+        f'{{ declare -px; for __doc_v in $(compgen -v); do case " {keep} " in *" $__doc_v "*) ;; '
+        f'__doc_*) ;; *) declare -p "$__doc_v" ;; esac; done; }} > {shlex.quote(str(state / "vars"))} 2>/dev/null\n'
+        "exit $__doc_rc\n"
+    )
+
+
 def sample_line(line: str) -> re.Pattern[str]:
     """A line of a sample output as a pattern: `…` any text, a number any number."""
     parts = re.split(r"(…|\d[\d,]*(?:\.\d+)?)", line.strip())
@@ -113,6 +132,10 @@ def _run_page(page: Path, tmp: Path, *, spec: bool = True) -> None:
     ran = 0
     said: str | None = None
     where = ""
+    state = tmp / ".doc-shell"
+    state.mkdir(exist_ok=True)
+    base = subprocess.run(["bash", "-c", "compgen -v"], cwd=tmp, env=env, capture_output=True, text=True,
+                          check=True).stdout.split()
     for b in blocks(page):
         if b.skip is not None:
             continue
@@ -125,8 +148,8 @@ def _run_page(page: Path, tmp: Path, *, spec: bool = True) -> None:
             continue
         if b.exit is None:
             continue
-        done = subprocess.run(["bash", "-c", b.code], cwd=tmp, env=env, capture_output=True, text=True,
-                              timeout=300, stdin=subprocess.DEVNULL)
+        done = subprocess.run(["bash", "-c", shell_state(b.code, state, base)], cwd=tmp, env=env,
+                              capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         said = done.stdout + done.stderr
         where = f"{page.name}:{b.line}: {b.code.splitlines()[0]}"
         assert done.returncode == b.exit, f"{where}\nexit {done.returncode}, promised {b.exit}\n{said}"
@@ -162,6 +185,22 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
 
 def test_the_howto_runs_as_written(tmp_path: Path) -> None:
     _run_page(DOCS / "howto.md", tmp_path)
+
+
+def test_blocks_run_where_the_blocks_before_them_left_the_shell(tmp_path: Path) -> None:
+    """A page's blocks paste one after another (issue 35: the how-to's each began with `cd
+    their-client`, so pasted in order the second failed): a block sees the folder and the
+    variables the blocks before it left, and a block that relies on them passes only so."""
+    page = tmp_path / "page.md"
+    page.write_text('<!-- doc-test: exit=0 -->\n```sh\nmkdir -p sub && cd sub && A="a value"\n```\n\n'
+                    '<!-- doc-test: exit=0 expect="sub a value" -->\n```sh\necho "$(basename "$PWD") $A"\n```\n')
+    (tmp_path / "w").mkdir()
+    _run_page(page, tmp_path / "w")
+    page.write_text('<!-- doc-test: exit=0 -->\n```sh\ncd sub\n```\n\n<!-- doc-test: exit=0 -->\n```sh\ncd sub\n```\n')
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "sub").mkdir()
+    with pytest.raises(AssertionError, match="exit 1, promised 0"):  # pasted in order: no sub/sub
+        _run_page(page, tmp_path / "v")
 
 
 def test_a_broken_promise_is_caught(tmp_path: Path) -> None:

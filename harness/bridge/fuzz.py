@@ -114,6 +114,27 @@ class CommandRunResult:
     #: calls per phase ("positive", "negative", "stateful") and per method
     phase_calls: dict[str, int] = field(default_factory=dict)
     method_calls: dict[str, int] = field(default_factory=dict)
+    #: per method, how the host answered: "result", "error <code>", or the transport failure
+    #: ("lost", "timeout"); report.json's `commandCoverage` (`coverage_json`)
+    answers: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: the methods the run was to try (the spec's, or `--methods`), and why any was never sent
+    methods: tuple[str, ...] = ()
+    untried: dict[str, str] = field(default_factory=dict)
+
+    def coverage_json(self) -> dict[str, dict[str, Any]]:
+        """Per method: examples sent and the answers seen (`commandCoverage`, docs/commands.md)."""
+        out: dict[str, dict[str, Any]] = {}
+        for method in sorted({*self.methods, *self.method_calls}):
+            seen = self.answers.get(method, {})
+            errors = {k.removeprefix("error "): n for k, n in sorted(seen.items()) if k.startswith("error ")}
+            entry: dict[str, Any] = {"sent": self.method_calls.get(method, 0), "results": seen.get("result", 0),
+                                     "errors": errors,
+                                     "unanswered": {k: n for k, n in sorted(seen.items())
+                                                    if k != "result" and not k.startswith("error ")}}
+            if method in self.untried:
+                entry["notTried"] = self.untried[method]
+            out[method] = entry
+        return out
 
 
 def default_confinement_severity(target: str) -> str:
@@ -362,6 +383,18 @@ class CommandRun:
         hinted = set(hints)
         install(schema, hints, self.session.app.document)
         operations = [r.ok() for r in schema.get_all_operations()]
+        self.result.methods = tuple(sorted(op.path.rsplit("/", 1)[-1] for op in operations))
+        try:
+            self._rounds_of(operations, schema, hinted)
+        finally:
+            self._untried(operations)
+
+    def _rounds_of(self, operations: list[Any], schema: Any, hinted: set[str]) -> None:
+        # First every method once (one positive example each, in a seeded order), so that a
+        # short budget spent on the first methods' examples still tries them all.
+        for op in sorted(operations, key=lambda op: _seed_for(self.config.seed, -1, op.path)):
+            if "positive" in self.config.phases and not self.over():
+                self._fuzz_operation(op, "positive", -1, examples=1)
         missing: dict[str, bool] = {}
         slots = 2 * len(operations) + 2
         cap = self.config.operation_cap_s
@@ -395,6 +428,28 @@ class CommandRun:
             rnd += 1
         self.result.stopped_because = "budget"
 
+    def _untried(self, operations: list[Any]) -> None:
+        """Every method the run was to try is sent at least once: one never sent in the rounds
+        (its examples all drawn away, a strategy that could not generate) gets one positive
+        example now, while time is left; one still unsent is named with why."""
+        for op in operations:
+            method = op.path.rsplit("/", 1)[-1]
+            if self.result.method_calls.get(method) or self._finished():
+                continue
+            try:
+                self._fuzz_operation(op, "positive", -2, examples=1)
+            except _Stop:
+                break
+        for op in operations:
+            method = op.path.rsplit("/", 1)[-1]
+            if not self.result.method_calls.get(method):
+                self.result.untried[method] = (
+                    f"the run stopped ({self.result.stopped_because}) before it was sent"
+                    if self._finished() or self.over() else "no example of it could be generated")
+        if self.result.untried:
+            self.result.notices.append("not tried: " + ", ".join(
+                f"{m} ({why})" for m, why in sorted(self.result.untried.items())))
+
     def _only_method_not_found(self, method: str, at_least: int = 1) -> bool:
         """The host answered every call of `method` so far with -32601 (it lacks the command)."""
         seen = self.not_found.setdefault(method, [0, 0])  # [calls, -32601 answers]
@@ -414,7 +469,7 @@ class CommandRun:
                         phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
                         verbosity=Verbosity.quiet, **extra)
 
-    def _fuzz_operation(self, op: Any, mode: str, rnd: int) -> None:
+    def _fuzz_operation(self, op: Any, mode: str, rnd: int, examples: int | None = None) -> None:
         from hypothesis import given, seed
         from hypothesis.errors import HypothesisException
         from schemathesis import GenerationMode
@@ -426,7 +481,7 @@ class CommandRun:
         op_deadline = clock() + self.op_cap if self.op_cap is not None else float("inf")
 
         @seed(_seed_for(self.config.seed, rnd, method, mode))
-        @self._settings(self.config.examples)
+        @self._settings(self.config.examples if examples is None else examples)
         @given(strategy)
         def test(case: Any) -> None:
             if self._finished() or clock() > op_deadline or self._only_method_not_found(method, at_least=3):
@@ -507,6 +562,10 @@ class CommandRun:
         phase = "stateful" if stateful else str(getattr(getattr(case.meta, "generation", None), "mode", "positive"))
         self.result.phase_calls[phase] = self.result.phase_calls.get(phase, 0) + 1
         self.result.method_calls[method] = self.result.method_calls.get(method, 0) + 1
+        reply = obs.reply
+        answer = reply.transport or ("result" if reply.error is None else f"error {(reply.error or {}).get('code')}")
+        seen = self.result.answers.setdefault(method, {})
+        seen[answer] = seen.get(answer, 0) + 1
         response = holder["response"]
         ex: Exchange | None = holder.get("exchange")
         if ex is None:

@@ -89,16 +89,25 @@ class _Parser(argparse.ArgumentParser):
         raise OptionError(self.prog, message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand; given the command line, of the one it names first (the
+    other subcommands' modules and what they import are then never loaded: start-up time)."""
     parser = _Parser(
         prog="ahp-fuzz",
         description="Fuzz and property-test Agent Host Protocol reducers and hosts.",
     )
     parser.add_argument("--version", action="version", version=f"ahp-fuzz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in _named_command(argv) or COMMAND_MODULES:
         importlib.import_module(f"harness.cli.{name}").register(sub)
     return parser
+
+
+def _named_command(argv: Sequence[str] | None) -> tuple[str, ...]:
+    """The module of the subcommand `argv` starts with (`run …`, `export-fixture …`), or ()."""
+    if not argv or "_ARGCOMPLETE" in os.environ:
+        return ()
+    return tuple(name for name in COMMAND_MODULES if name.replace("_", "-") == argv[0])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -142,8 +151,13 @@ def _interrupted(args: argparse.Namespace, reason: str) -> str:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from harness.hypothesis_home import use_storage, user_cache
+
+    use_storage(user_cache())  # Hypothesis' Unicode tables: once per user, never in the user's folder
+    if argv is None:
+        argv = sys.argv[1:]
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
     except Exception as e:  # a subcommand module that does not import: a broken install
         where = _save_traceback(None)
         print(f"ahp-fuzz: internal error: {type(e).__name__}: {e}\n  traceback saved to {where}",

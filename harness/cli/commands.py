@@ -91,7 +91,8 @@ def commands_command(args: argparse.Namespace) -> int:
     bus.emit(RunFinished(result.elapsed_s, result.calls, result.calls, list(result.findings), {},
                          stopped_because=result.stopped_because,
                          extra={"rounds": result.rounds, "failOn": args.fail_on,
-                                "failingFindings": len(failing)}))
+                                "failingFindings": len(failing),
+                                "commandCoverage": result.coverage_json()}))
     stdout.print(f"report: {out / 'report.json'}", markup=False)
     for f in by_severity(list(result.findings)):
         stdout.print(f"replay: {f.replay_command(findings.paths.get(f.signature), program)}", markup=False)

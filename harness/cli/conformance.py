@@ -4,6 +4,7 @@ reference model, or through any target (`--target`)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from harness import conformance
@@ -47,6 +48,8 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError(f"{where}: no reducer or round-trip fixtures found")
     what = f"target {args.target}" if args.target else "model"
     header = f"fixtures {where} — {what}, profile {choice.profile.label} ({choice.why})"
+    if args.json and target is None:  # stdout is the JSON alone: the profile used goes to stderr, as `run` says it
+        print(f"profile: {choice.profile.label} ({choice.why})", file=sys.stderr)
     _print_report(results, header, args.json, notes)
     return 0 if all(r.passed for r in results) else 1
 

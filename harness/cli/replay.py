@@ -89,6 +89,9 @@ def _replay(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
             out.print(line, markup=False)
         return (1 if live_result.reproduced else 0), {"finding": _finding_doc(finding, args.file), "target": spec,
                                                      "lines": list(lines)}
+    problem = untyped_step(finding)
+    if problem is not None:
+        raise UsageError(f"{args.file}: {problem}")
     spec_dir = _profiles.spec_or_usage(args.spec, target=spec)
     choice = _profiles.choose_or_usage(args.profile, recorded=finding.profile, spec=spec_dir, target=spec)
     baseline = _profiles.baseline_or_usage(args.baseline)
@@ -129,6 +132,21 @@ def _replay(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
     if not result.reproduced and verdict_line.startswith("known:"):
         doc["verdict"] = "known"
     return (1 if result.reproduced else 0), doc
+
+
+def untyped_step(finding: Any) -> str | None:
+    """Why a finding's trace cannot be replayed as it was found: a valid-lane step (not a probe)
+    whose action has no string `type` — no run sends one, and every reducer ignores it, so its
+    replay would "not reproduce" and exit 0 as if the bug were fixed. None: every step has one."""
+    for i, step in enumerate(finding.steps):
+        action = step.action
+        if step.probe or (isinstance(action, dict) and isinstance(action.get("type"), str)):
+            continue
+        what = "has no \"type\"" if isinstance(action, dict) else f"is not an object ({type(action).__name__})"
+        return (f"step {i}: the action {what}, so it replays as a no-op and says nothing about the finding; "
+                "the file was edited or cut (a valid-lane action always has its type; an adversarial one is "
+                "marked \"probe\": true)")
+    return None
 
 
 def _baseline_note(recorded: Any, given: Any) -> str | None:

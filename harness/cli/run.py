@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import inspect
+import io
 import os
 import signal
 import sys
@@ -64,7 +65,6 @@ def run_command(args: argparse.Namespace) -> int:
     from harness.corpus.finding import FindingFormatError, portable_target
     from harness.engine.events import EventBus
     from harness.engine.run import DEFAULT_KINDS, RunConfig, run_campaign
-    from harness.live import run_live  # live hosts: the live machine (live/machine.py)
     from harness.report.console import ConsoleReporter, make_console
     from harness.report.writers import FindingWriter, JsonReport, JunitReport
     from harness.spec.versions import KINDS
@@ -104,14 +104,17 @@ def run_command(args: argparse.Namespace) -> int:
             return EXIT_SIGTERM if e.reason == "SIGTERM" else EXIT_SIGINT
         opened_after = control.elapsed()  # loading ahp-fuzz and starting the target took this
         try:
-            profile = _profiles.after_open(choice, target, args.target).profile
+            # A live host's version is negotiated by the run, which names it in its header (the
+            # profile here is only what is offered first): no "profile: …" line before it.
+            quiet_profile = io.StringIO() if getattr(target, "is_live", False) else None
+            profile = _profiles.after_open(choice, target, args.target, out=quiet_profile).profile
             findings = FindingWriter(out / "findings", program=program)
             try:
                 earlier_files = [str(p) for p, _ in findings.store.findings()] if earlier else []
             except FindingFormatError as e:
                 raise UsageError(f"--append: {e}") from e
             report = JsonReport(out / "report.json", findings, [program, *sys.argv[1:]],
-                                earlier_findings=earlier_files)
+                                earlier_findings=earlier_files, started_at=time.time() - control.elapsed())
             report.data["schemaChecks"] = _profiles.run_switches(spec_dir).to_json()  # what INV-007 had
             report.data["announced"] = announced(target)  # what the target said it is (the matrix's columns)
             stdout = make_console(stderr=args.json)  # --json: stdout is the JSON document alone
@@ -143,8 +146,13 @@ def run_command(args: argparse.Namespace) -> int:
                 lane=args.lane,
                 offer=offer,
             )
+            runner: Callable[..., Any] = run_campaign
+            if getattr(target, "is_live", False):
+                from harness.live import run_live  # live hosts: the live machine (live/machine.py)
+
+                runner = run_live
             try:
-                summary = (run_live if getattr(target, "is_live", False) else run_campaign)(config, bus)
+                summary = runner(config, bus)
             except ValueError as e:
                 raise UsageError(str(e)) from e
         finally:

@@ -21,6 +21,8 @@ class RunStarted:
     seed: int
     budget_s: float | None
     kinds: tuple[str, ...]
+    #: A live run: the protocol version the host negotiated before the run (None: not known).
+    speaking: str | None = None
 
 
 @dataclass(frozen=True)

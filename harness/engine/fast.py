@@ -31,7 +31,7 @@ from __future__ import annotations
 import pickle
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -59,6 +59,7 @@ from .chunks import (
 )
 from .events import Notice
 from .machine import FindingFailure, Recorder, Trace, group_trace, judge_step
+from .pools import Deferred
 from .stepper import TARGET_TIMEOUT, Stepper
 
 #: Seed traces drawn per fill of an arm, and their length (actions per channel group).
@@ -127,7 +128,7 @@ class Entry:
 class ArmPool:
     corpus: list[Entry] = field(default_factory=list)
     by_type: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
-    adversarial: dict[str, list[Any]] = field(default_factory=dict)  # per kind
+    adversarial: dict[str, Sequence[Any]] = field(default_factory=dict)  # per kind, drawn on first use
     fills: int = 0
     since_fill: int = 0
     pending: list[Entry] = field(default_factory=list)  # seed traces not yet run as drawn
@@ -168,6 +169,11 @@ def fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> list[Any]:
     with generation.pinned_constants():
         collect()
     return out[:n]
+
+
+def _deferred_fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> Deferred:
+    """`fill`, drawn when a step first needs one of the values (engine/pools.py)."""
+    return Deferred(lambda: fill(strategy, n, fill_seed))
 
 
 def _fold(model: Model, kind: str, state: dict[str, Any], action: Any, now: int) -> dict[str, Any]:
@@ -506,8 +512,8 @@ class FastLane:
         # In channel order (never a set's: string hashing differs between processes).
         for k in dict.fromkeys(k for k, _ in (entries[0].channels if entries else ())):
             if k not in pool.adversarial and self.config.adversarial_percent > 0:
-                pool.adversarial[k] = fill(generation.adversarial_actions(k, lane.profile),
-                                           ADVERSARIAL_FILL, self.rng.getrandbits(64))
+                pool.adversarial[k] = _deferred_fill(generation.adversarial_actions(k, lane.profile),
+                                                     ADVERSARIAL_FILL, self.rng.getrandbits(64))
         pool.fills += 1
         pool.since_fill = 0
         self.stats.fills += 1

@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final
 
-import jsonschema_rs
-
+from harness.spec.refs import validator_for
 from harness.spec.schema_patches import apply_inv007_patches
 from harness.spec.specdir import ENV_VAR, SpecDir
 from harness.spec.versions import STATE_DEFINITIONS, Version
@@ -58,13 +57,8 @@ def corrected(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _validator(doc: Mapping[str, Any], definition: str) -> Any:
-    return jsonschema_rs.validator_for(
-        {
-            "$schema": doc.get("$schema", "https://json-schema.org/draft/2020-12/schema"),
-            "$defs": doc.get("$defs", {}),
-            "$ref": f"#/$defs/{definition}",
-        }
-    )
+    return validator_for(doc.get("$defs", {}), definition,
+                         dialect=doc.get("$schema", "https://json-schema.org/draft/2020-12/schema"))
 
 
 def _action_definitions(doc: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -176,7 +176,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     pool = ConnectionPool() if reuse else None
     pooled_for = keeper.restarts  # the host the pooled connections lead to (restarts: a new one)
     database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
-    bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,)))
+    bus.emit(RunStarted(cfg.target_spec, cfg.profile, cfg.seed, cfg.budget_s, (LIVE_KIND,), speaking=speaking.version))
     if speaking.note is not None:
         bus.emit(Notice(speaking.note, headline=True))
     policy = settle_policy(cfg)

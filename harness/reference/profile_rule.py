@@ -92,11 +92,20 @@ def choose_profile(
         if said not in NAMED_PROFILES:
             raise ValueError(unknown_profile(said, "profile announced by the target:") + ": pass --profile with one of them")
         return ProfileChoice(Profile.named(said), f"announced by the target ({said})", "announcement")
-    return ProfileChoice(
-        Profile.named(PINNED_VERSION),
-        f"pinned {PINNED_VERSION} (no --profile, spec folder, checkout CHANGELOG or announcement)",
-        "pinned",
-    )
+    folders = [f for f in (spec, checkout) if f is not None]
+    if folders:  # a folder was given, and its CHANGELOG names no released version: say so
+        unread = " and ".join(dict.fromkeys(_changelog_words(f) for f in folders))
+        why = f"pinned {PINNED_VERSION}: {unread} (and no --profile or announcement)"
+    else:
+        why = f"pinned {PINNED_VERSION} (no --profile, spec folder, checkout CHANGELOG or announcement)"
+    return ProfileChoice(Profile.named(PINNED_VERSION), why, "pinned")
+
+
+def _changelog_words(folder: SpecDir) -> str:
+    """Why a spec folder's CHANGELOG chose no profile, in words."""
+    if not (folder.path / "CHANGELOG.md").is_file():
+        return f"the spec folder {folder.path} has no CHANGELOG.md"
+    return f"the CHANGELOG of {folder.path} names no released version"
 
 
 def mismatch(choice: ProfileChoice, announcement: Mapping[str, Any] | None) -> str | None:

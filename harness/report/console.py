@@ -75,8 +75,14 @@ class ConsoleReporter:
         err, out = self.console, self.out
         if isinstance(event, RunStarted):
             budget = f"{event.budget_s:g}s" if event.budget_s is not None else "fixed"
+            # A live host: the version spoken to it, once (the profile was only the first offer).
+            spoken = f"profile {event.profile}"
+            if event.speaking and event.speaking == event.profile.split("-")[0]:
+                spoken += f" (speaking {event.speaking})"
+            elif event.speaking:
+                spoken = f"speaking {event.speaking}"
             err.print(
-                f"ahp-fuzz run: target {event.target}, profile {event.profile}, "
+                f"ahp-fuzz run: target {event.target}, {spoken}, "
                 f"seed {event.seed}, budget {budget}, kinds {', '.join(event.kinds)}",
                 markup=False,
             )

@@ -21,7 +21,7 @@ from harness.invariants.registry import REGISTRY
 from .html_commands import run_origin
 from .html_escape import embed, esc
 from .html_findings import findings_html
-from .html_sections import banner_html, branch_files_html, known_html
+from .html_sections import banner_html, branch_files_html, command_coverage_html, known_html
 from .writers import write_atomic
 
 __all__ = ["esc", "render", "resolve_finding", "write_html"]
@@ -65,6 +65,18 @@ def _invariant_rows(report: dict[str, Any]) -> str:
     return "".join(rows)
 
 
+#: Tiles only a campaign (or a merge of campaigns) has figures for, each shown where its report
+#: key is: (key, summary card, chart). A run's page has none of them.
+_CAMPAIGN_TILES = (
+    ("branchCoverage", '<div class="card">branch coverage (reference) %<b data-field="branchPercent"></b></div>',
+     '<div id="chart-coverage"></div>'),
+    ("outcomes", '<div class="card">(type, outcome) pairs<b data-field="outcomePairs"></b></div>',
+     '<div id="chart-pairs"></div>'),
+    ("campaign", '<div class="card">workers<b data-field="workers"></b></div>', ""),
+    ("campaign", '<div class="card">worker restarts<b data-field="restarts"></b></div>', ""),
+)
+
+
 def render(report: dict[str, Any], run_dir: Path) -> str:
     origin = run_origin(report, run_dir)
     mode = report.get("mode") or "run"
@@ -77,6 +89,9 @@ def render(report: dict[str, Any], run_dir: Path) -> str:
         known=known_html(report),
         invariants=_invariant_rows(report),
         branch_files=branch_files_html(report),
+        command_coverage=command_coverage_html(report),
+        campaign_cards="".join(card for key, card, _ in _CAMPAIGN_TILES if key in report),
+        campaign_charts="".join(chart for key, _, chart in _CAMPAIGN_TILES if key in report and chart),
         css=_CSS,
         js=_JS,
     )
@@ -217,17 +232,13 @@ _PAGE = """<!DOCTYPE html>
 <div class="card">steps/s<b data-field="stepsPerSecond"></b></div>
 <div class="card">findings<b data-field="findings"></b></div>
 <div class="card" title="invariants that fired as known upstream issues (one REDUCERS.md §11 item can trip several)">checks that saw a known issue<b data-field="known"></b></div>
-<div class="card">branch coverage (reference) %<b data-field="branchPercent"></b></div>
-<div class="card">(type, outcome) pairs<b data-field="outcomePairs"></b></div>
-<div class="card">workers<b data-field="workers"></b></div>
-<div class="card">worker restarts<b data-field="restarts"></b></div>
-</div></section>
+{campaign_cards}</div></section>
 <section id="findings"><h2>Findings, by root cause</h2>{findings}</section>
 <section id="known"><h2>Known upstream issues (REDUCERS.md §11)</h2>{known}</section>
 <section id="charts"><h2>Over time</h2><div class="charts">
-<div id="chart-steps"></div><div id="chart-findings"></div><div id="chart-coverage"></div><div id="chart-pairs"></div>
+<div id="chart-steps"></div><div id="chart-findings"></div>{campaign_charts}
 </div></section>
-<section id="coverage"><h2>Spec coverage: action type × outcome</h2>
+<section id="coverage"><h2>Spec coverage: action type × outcome</h2>{command_coverage}
 <p>Outcomes are classified from the reference model's state before and after each valid step
 (docs/campaign.md); an invariant is exercised by a step when the registry runs it for that state kind and action type.</p>
 <div class="matrix-box"><table class="matrix" id="matrix"></table></div>

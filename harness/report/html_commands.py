@@ -127,14 +127,30 @@ def names_relative_paths(command: list[Any]) -> bool:
     return False
 
 
+#: The commands whose report records the seed they ran with (`--seed`, else one from the clock).
+SEEDED_COMMANDS = ("run", "campaign", "commands")
+
+
 def rerun_command(report: dict[str, Any], origin: Path | None) -> str | None:
     """The recorded command line, pasteable from anywhere: `cd <origin> && <command>` (targets and
-    options may name relative paths too), with an absolute program. None when not recorded."""
+    options may name relative paths too), with an absolute program. A seed the command took from
+    the clock is added as `--seed N`, so the line reruns the same run. None when not recorded."""
     command = report.get("command")
     if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
         return None
+    command = [*command, *_seed_option(command, report)]
     line = " ".join([absolute_program(command[0], origin), *(shlex.quote(a) for a in command[1:])])
     return f"cd {shlex.quote(str(origin))} && {line}" if origin is not None else line
+
+
+def _seed_option(command: list[str], report: dict[str, Any]) -> list[str]:
+    """`["--seed", N]` when the command did not name the seed its report records."""
+    seed = report.get("seed")
+    if len(command) < 2 or command[1] not in SEEDED_COMMANDS or isinstance(seed, bool) or not isinstance(seed, int):
+        return []
+    if any(a == "--seed" or a.startswith("--seed=") for a in command[2:]):
+        return []
+    return ["--seed", str(seed)]
 
 
 def finding_file(entry: dict[str, Any], run_dir: Path, origin: Path | None) -> Path | None:

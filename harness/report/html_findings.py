@@ -174,6 +174,16 @@ def _witnesses(cause: dict[str, Any]) -> str:
     return f'<p class="witnesses">seen as — {" · ".join(bits)}</p>' if bits else ""
 
 
+#: Findings whose traces get no root cause yet (docs/corpus.md "Root causes"), by kind.
+_UNCAUSED_KINDS = {"live": "live runs", "commands": "command traces"}
+
+
+def _no_cause(entry: dict[str, Any]) -> str:
+    """Why a group has no root cause: not recorded for this kind of trace yet, or missing."""
+    kind = _UNCAUSED_KINDS.get(str(entry.get("kind")))
+    return f"causes are not recorded for {kind} yet" if kind else "no root cause recorded in report.json"
+
+
 def findings_html(report: dict[str, Any], run_dir: Path, origin: Path | None) -> str:
     entries = [e for e in report.get("findings") or [] if isinstance(e, dict)]
     if not entries:
@@ -188,7 +198,7 @@ def findings_html(report: dict[str, Any], run_dir: Path, origin: Path | None) ->
         else:
             title = f'<code>{esc(first.get("invariant"))}</code> on {esc(first.get("kind"))}: {esc(first.get("message"))}'
             attrs = ""
-            sub = '<p class="witnesses">(no root cause recorded in report.json: grouped by invariant and message)</p>'
+            sub = f'<p class="witnesses">({_no_cause(first)}: grouped by invariant and message)</p>'
         body = "".join(_one_finding(e, report, run_dir, origin, message=cause is not None) for e in group)
         out.append(f'<div class="cause"{attrs}><h3>{title}</h3>{sub}{body}</div>')
     return "".join(out)

@@ -233,3 +233,31 @@ def branch_files_html(report: dict[str, Any]) -> str:
         return f"<p>No branch coverage was measured in this run ({how}).</p>"
     return ("<table class=\"branches\"><tr><th>module</th><th>branches</th><th>%</th><th>why 0 %</th>"
             "<th>branches not taken (line→line; negative: exit)</th></tr>" + "".join(rows) + "</table>")
+
+
+def command_coverage_html(report: dict[str, Any]) -> str:
+    """`ahp-fuzz commands`: per method, the examples sent and the answers seen (`commandCoverage`);
+    empty for any other report."""
+    cov = report.get("commandCoverage")
+    if not isinstance(cov, dict) or not cov:
+        return ""
+    rows = []
+    for method, c in sorted(cov.items()):
+        if not isinstance(c, dict):
+            continue
+        errors = ", ".join(f"{esc(code)}: {n}" for code, n in (c.get("errors") or {}).items())
+        unanswered = ", ".join(f"{esc(k)}: {n}" for k, n in (c.get("unanswered") or {}).items())
+        why = c.get("notTried")
+        cls = ' class="zero"' if not c.get("sent") else ""
+        rows.append(
+            f'<tr{cls} data-method="{esc(method)}"><td><code>{esc(method)}</code></td>'
+            f'<td class="num">{_number(c.get("sent"))}</td><td class="num">{_number(c.get("results"))}</td>'
+            f'<td>{errors}</td><td>{unanswered}</td><td class="why">{esc(why) if why else ""}</td></tr>'
+        )
+    tried = sum(1 for c in cov.values() if isinstance(c, dict) and c.get("sent"))
+    return (
+        f'<h3 id="command-coverage">Commands: {tried} of {len(cov)} method(s) tried</h3>'
+        '<table class="commands"><tr><th>method</th><th>examples sent</th><th>results</th>'
+        "<th>errors (code: answers)</th><th>no answer</th><th>not tried because</th></tr>"
+        + "".join(rows) + "</table>"
+    )

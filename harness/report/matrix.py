@@ -383,12 +383,14 @@ def build_matrix(
             shutil.rmtree(out / sub)  # a rebuilt matrix holds only its own copies
     targets: list[dict[str, Any]] = []
     causes: dict[str, dict[str, Any]] = {}
+    results: dict[str, tuple[dict[str, Any] | None, str | None]] = {}  # column -> (fixture results, spec)
     for col in columns:
         rep = load_report(col.run_dir)
         tgt = _target_entry(col, rep)
         conf = load_conformance(col.run_dir)
         tgt["fixtures"] = fixture_summary(conf)
         spec = spec_of(rep, conf)
+        results[col.name] = (conf, spec)
         targets.append(tgt)
         for entry in rep.get("findings") or []:
             cause = entry.get("cause") if isinstance(entry.get("cause"), dict) else None
@@ -427,6 +429,7 @@ def build_matrix(
                 col.name not in row["cells"]
             ):  # one finding per cause in a run; a second is a namesake
                 row["cells"][col.name] = _copy_finding(entry, col, out, program, spec)
+    causes.update(fixture_rows(targets, results, program))
     for row in causes.values():
         for tgt in targets:
             if tgt["column"] in row["cells"]:
@@ -448,8 +451,8 @@ def build_matrix(
         ),
     )
     for tgt in targets:
-        counts = {
-            s: sum(1 for r in rows if r["cells"][tgt["column"]]["status"] == s)
+        counts = {  # root causes of the fuzz runs; failing fixtures are counted in "fixtures"
+            s: sum(1 for r in rows if "fixture" not in r and r["cells"][tgt["column"]]["status"] == s)
             for s in (FOUND, NOT_FOUND, NOT_APPLICABLE)
         }
         tgt["causes"] = {
@@ -476,6 +479,62 @@ def build_matrix(
 
     write_matrix_html(out, doc)
     return doc
+
+
+#: The invariant a failed upstream fixture is marked with in its row's cells.
+FIXTURE_FAILED = "FIXTURE"
+#: The fixture families whose failures are rows of the matrix (`fixture_rows`).
+ROW_FAMILIES = ("round-trip",)
+
+
+def fixture_rows(
+    targets: list[dict[str, Any]],
+    results: dict[str, tuple[dict[str, Any] | None, str | None]],
+    program: str,
+) -> dict[str, dict[str, Any]]:
+    """A row per round-trip fixture that fails on some target, joined on its name like a cause on
+    its id: found where it failed (with the problem and the command that runs the fixtures
+    again), not found where it passed, not applicable where it did not run. Round trips test the
+    codec, which no fuzz run exercises: without a row of their own they showed only as a count.
+    A failing reducer fixture is a reducer behaviour the fuzz runs find as a cause of its own
+    (joined on its cause id), so it stays a count in its column's header and a line below."""
+    rows: dict[str, dict[str, Any]] = {}
+    for tgt in targets:
+        conf, _ = results[tgt["column"]]
+        for r in (conf or {}).get("results") or []:
+            if r.get("passed") or r.get("family") not in ROW_FAMILIES:
+                continue
+            family, name = str(r.get("family")), str(r.get("name"))
+            rid = f"fixture:{family}:{name}"
+            rows.setdefault(rid, {
+                "id": rid, "summary": f"upstream {family} fixture {name} fails", "key": None,
+                "severity": "violation",
+                "witnesses": {"invariants": [FIXTURE_FAILED], "actionTypes": [], "kinds": [family], "count": 0},
+                "fixture": {"family": family, "name": name}, "cells": {},
+            })
+    for row in rows.values():
+        family, name = row["fixture"]["family"], row["fixture"]["name"]
+        for tgt in targets:
+            conf, spec = results[tgt["column"]]
+            ran = [r for r in (conf or {}).get("results") or []
+                   if str(r.get("family")) == family and str(r.get("name")) == name]
+            if not ran:
+                why = tgt["fixtures"].get("why") or "the fixture did not run on this target"
+                row["cells"][tgt["column"]] = {"status": NOT_APPLICABLE, "why": str(why)}
+            elif ran[0].get("passed"):
+                row["cells"][tgt["column"]] = {"status": NOT_FOUND}
+            else:
+                problems = [str(p) for p in ran[0].get("problems") or []]
+                command = f"{program} conformance --target {shlex.quote(str(tgt['target']))}"
+                if spec:
+                    command += f" --spec {shlex.quote(spec)}"
+                row["cells"][tgt["column"]] = {
+                    "status": FOUND, "invariant": FIXTURE_FAILED, "severity": "violation", "kind": family,
+                    "message": "; ".join(problems) or "the fixture fails", "finding": None,
+                    "replay": command, "fixture": None,
+                }
+                row["witnesses"]["count"] += 1
+    return rows
 
 
 def matrix_exit_code(doc: dict[str, Any]) -> int:

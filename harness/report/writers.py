@@ -107,7 +107,10 @@ class JsonReport:
         *,
         earlier_findings: list[str] | None = None,
         save_every_s: float = 1.0,
+        started_at: float | None = None,
     ):
+        """`started_at`: when the run began (epoch seconds), the moment its budget clock started
+        (the command line's: before the engine was loaded and the target started); default now."""
         self.path = path
         self.findings_writer = findings
         self.save_every_s = save_every_s
@@ -119,7 +122,7 @@ class JsonReport:
             "tool": {"name": "ahp-fuzz", "version": __version__},
             "command": argv or [],
             "cwd": os.getcwd(),  # where the command ran: its relative paths resolve here
-            "startedAt": _now(),
+            "startedAt": _now(started_at),
             "updatedAt": _now(),
             "status": "running",
             "pid": os.getpid(),
@@ -350,5 +353,5 @@ def run_died(data: dict[str, Any]) -> bool:
     return False
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+def _now(at: float | None = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))

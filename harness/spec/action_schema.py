@@ -25,8 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema_rs
-
+from .refs import validator_for
 from .schema_patches import apply_inv007_patches
 from .specdir import SpecDir, strip_nulls
 
@@ -97,9 +96,7 @@ def _load(path: str) -> ActionSchema:
     for name, d in defs.items():
         t = _type_const(d)
         if t is not None:
-            by_type.setdefault(t, []).append(
-                jsonschema_rs.validator_for({"$ref": f"#/$defs/{name}", "$defs": defs})
-            )
+            by_type.setdefault(t, []).append(validator_for(defs, name))
     return ActionSchema(Path(path), {t: tuple(v) for t, v in by_type.items()})
 
 
