@@ -78,12 +78,20 @@ def test_the_readme_conformance_commands_pass_on_both_spec_folders(spec_dir: Spe
 
 def test_0_7_0_fixtures_that_discriminate_versions_fail_under_0_6_0(spec_dir: SpecDir) -> None:
     # REDUCERS.md §7b.4: the 0.6.0 reducers fail 12 of the 0.7.0 fixtures. The model under the
-    # 0.6.0 profile must fail the same ones, minus 220 (a content-less delta: 0.6.0 appended the
-    # text "undefined", which the model deliberately does not reproduce — the payload is
-    # schema-invalid in 0.6.0).
+    # 0.6.0 profile fails the same 11 by behaviour; 220 and four more send a content-less
+    # `chat/toolCallDelta`, which 0.6.0's schema forbids: the model refuses them as malformed
+    # (a probe), never as a behaviour (docs/profiles.md decision 3).
     results = run(spec_dir, Profile.named("0.6.0"))
-    failed = {r.name.split("-")[0] + ("wd" if "workingdirectory" in r.name else "") for r in results if not r.passed}
+
+    def short(name: str) -> str:
+        return name.split("-")[0] + ("wd" if "workingdirectory" in name else "")
+
+    malformed = {short(r.name) for r in results if not r.passed and "raised MalformedAction" in r.problems[0]}
+    failed = {short(r.name) for r in results if not r.passed} - malformed
     assert failed == {"241wd", "242wd", "244wd", "247wd", "248wd", "250wd", "225", "261", "262", "257", "260"}
+    assert malformed == {"019", "025", "090", "095", "220"}
+    assert all("chat/toolCallDelta" in r.problems[0] and "content" in r.problems[0]
+               for r in results if not r.passed and short(r.name) in malformed)
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,9 @@ _REPRESENTATIVE: Final = {
     "changeset": "changeset/cleared",
     "annotations": "annotations/removed",
     "resourceWatch": "resourceWatch/changed",
+    "automation": "automation/removed",
+    "automationRun": "automationRun/sessionSet",
+    "canvas": "canvas/stateChanged",
 }
 
 
