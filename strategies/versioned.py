@@ -144,7 +144,7 @@ def _durable_turn(draw: st.DrawFn, turn: Any) -> Any:
     if not isinstance(turn, dict) or "error" not in turn:
         return turn
     part: Json = {"kind": "error", "error": turn["error"]}
-    if draw(st.booleans()):
+    if "startedAt" in turn and draw(st.booleans()):  # reopening needs the turn's start (ActiveTurn)
         part["resumable"] = draw(st.booleans())
     out = {k: v for k, v in turn.items() if k != "error"}
     out["responseParts"] = [*(turn.get("responseParts") or []), part]
@@ -175,9 +175,25 @@ def chat_fields_1_0() -> st.SearchStrategy[Json]:
     )
 
 
-def _chat_state(draw: st.DrawFn, s: Json) -> Json:
+def _durable_chat(draw: st.DrawFn, s: Json) -> Json:
+    """Turn errors as parts; now and then (no active turn) the last turn ended in a resumable
+    error, so that `chat/turnResume` has a turn to reopen (status Error, flags kept)."""
     turns = s.get("turns")
     out = {**s, "turns": [_durable_turn(draw, t) for t in turns]} if isinstance(turns, list) else dict(s)
+    if out.get("turns") and "activeTurn" not in out and draw(st.booleans()):
+        last = out["turns"][-1]
+        part = {"kind": "error", "error": {"errorType": "rateLimit", "message": "try again"}, "resumable": True}
+        ended = {"startedAt": draw(iso_timestamps()), **last, "state": "error",
+                 "responseParts": [*(last.get("responseParts") or []), part]}
+        out["turns"] = [*out["turns"][:-1], ended]
+        status = out.get("status")
+        if isinstance(status, int):
+            out["status"] = (status & ~31) | 2
+    return out
+
+
+def _chat_state(draw: st.DrawFn, s: Json) -> Json:
+    out = _durable_chat(draw, s)
     out.update(draw(chat_fields_1_0()))
     return out
 
@@ -194,7 +210,7 @@ def _blocking(draw: st.DrawFn, entry: Any) -> Any:
         return entry
     state = entry.get("state")
     if entry.get("type") == "mcpServer" and isinstance(state, dict) and state.get("kind") == "starting":
-        return {**entry, "state": {**state, "blocking": draw(st.booleans())}}
+        return {**entry, "state": {**state, "blocking": draw(st.sampled_from((True, True, True, False)))}}
     children = entry.get("children")
     if isinstance(children, list):
         return {**entry, "children": [_blocking(draw, c) for c in children]}
@@ -274,7 +290,7 @@ STATE_SHAPES: Final[tuple[tuple[Version, Version, str, Shaper], ...]] = (
     ((0, 9, 0), _ALWAYS, "root", _root_state),
     ((0, 9, 0), _ALWAYS, "annotations", _annotations_state),
     ((0, 9, 0), _ALWAYS, "session", _session_state),
-    ((0, 9, 0), (1, 0, 0), "chat", lambda draw, s: {**s, "turns": [_durable_turn(draw, t) for t in s.get("turns") or []]}),
+    ((0, 9, 0), (1, 0, 0), "chat", _durable_chat),
     ((1, 0, 0), _ALWAYS, "chat", _chat_state),
 )
 

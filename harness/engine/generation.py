@@ -24,7 +24,6 @@ from harness.reference import Profile
 from harness.spec.versions import is_known_to
 from strategies import actions as gen_actions
 from strategies import sequences as gen_sequences
-from strategies import states as gen_states
 from strategies import uris as gen_uris
 from strategies import versioned as gen_versioned
 

@@ -14,7 +14,6 @@ from harness.spec.versions import (
     ACTION_INTRODUCED_IN,
     KIND_INTRODUCED_IN,
     KIND_PREFIX,
-    KINDS,
     format_version,
     is_known_to,
     kinds_of,
