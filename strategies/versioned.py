@@ -170,7 +170,7 @@ def chat_fields_1_0() -> st.SearchStrategy[Json]:
             ),
             "changes": st.fixed_dictionaries(
                 {"additions": st.integers(0, 500), "deletions": st.integers(0, 500), "files": st.integers(0, 20)}
-            ),
+            ).map(lambda c: c if c["files"] else {**c, "additions": 0, "deletions": 0}),  # INV-X09
         },
     )
 
