@@ -32,18 +32,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
+from . import payload_shapes_later as later
+from .shape import Shape
 
-class Shape(NamedTuple):
-    required: tuple[str, ...] = ()
-    fields: Mapping[str, str] = {}
-    consts: Mapping[str, Any] = {}
-    variants: tuple[str, ...] = ()
-    values: str | None = None
-    #: A nonexhaustive union (CHANGELOG 0.9.0): an object whose discriminating constants match
-    #: none of the members (`kind: "futureKind"`) is an unknown member, kept, not invalid.
-    open: bool = False
+__all__ = ["ACTIONS", "SHAPES", "Shape", "facts_for", "problem", "shape_name"]
 
 
 _REF = re.compile(r"^(?P<name>[^\[\]{}]*)(?:\[(?P<least>\d*)\]|(?P<map>\{\}))?$")
@@ -96,8 +90,6 @@ def facts_for(version: Version) -> tuple[Mapping[str, Shape], Mapping[str, str]]
 
 def _version_changes() -> tuple[tuple[Version, Version, Mapping[str, Shape], Mapping[str, str]], ...]:
     """(from, before, shapes, actions): the facts that hold in versions `from <= v < before`."""
-    from . import payload_shapes_later as later
-
     never: Version = (99, 0, 0)
     return (
         # 0.6.0's schema requires a tool-call delta's `content` (0.7.0 made it optional).

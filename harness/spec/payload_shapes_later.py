@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from .payload_shapes import Shape
+from .shape import Shape
 
 # fmt: off
 SHAPES_SINCE_0_8_0: Final[Mapping[str, Shape]] = {
