@@ -228,10 +228,26 @@ def _session_state(draw: st.DrawFn, s: Json) -> Json:
             out["inputNeeded"] = kept
         else:
             del out["inputNeeded"]
+    return out
+
+
+def _session_state_1_0(draw: st.DrawFn, s: Json) -> Json:
+    """1.0.0: `McpServerStartingState.blocking`, and now and then a startup that blocks."""
+    out = dict(s)
     items = out.get("customizations")
     if isinstance(items, list):
         out["customizations"] = [_blocking(draw, c) for c in items]
+    if draw(st.integers(0, 2)) == 0 and not any(
+        isinstance(c, dict) and c.get("id") == _SLOW_SERVER["id"] for c in out.get("customizations") or []
+    ):  # a startup that holds messages back, for session/mcpServerBackgroundRequested
+        out["customizations"] = [*(out.get("customizations") or []), _SLOW_SERVER]
     return out
+
+
+_SLOW_SERVER: Final[Json] = {
+    "type": "mcpServer", "id": "mcp-slow", "name": "Slow server", "uri": "file:///workspace/.vscode/mcp.json",
+    "state": {"kind": "starting", "blocking": True},
+}
 
 
 def _state_shaper(fn: Callable[[st.DrawFn, Json], Json]) -> Shaper:
@@ -290,6 +306,7 @@ STATE_SHAPES: Final[tuple[tuple[Version, Version, str, Shaper], ...]] = (
     ((0, 9, 0), _ALWAYS, "root", _root_state),
     ((0, 9, 0), _ALWAYS, "annotations", _annotations_state),
     ((0, 9, 0), _ALWAYS, "session", _session_state),
+    ((1, 0, 0), _ALWAYS, "session", _session_state_1_0),
     ((0, 9, 0), (1, 0, 0), "chat", _durable_chat),
     ((1, 0, 0), _ALWAYS, "chat", _chat_state),
 )
