@@ -27,7 +27,8 @@ def _turn_resume(s: Json, ctx: ActionContext) -> Offer:
     last = turns[-1] if turns else None
     ok = s.get("activeTurn") is None and resumable(last)
     present = [last["id"]] if isinstance(last, dict) and isinstance(last.get("id"), str) else []
-    return (HOT if ok else COLD), lambda: st.fixed_dictionaries(
+    # The window is narrow (any turn action closes it), so an applicable resume weighs more.
+    return (HOT * 4 if ok else COLD), lambda: st.fixed_dictionaries(
         act("chat/turnResume", turnId=id_from(present, ids(turns, "id") or ["turn-1"], stale=ctx.stale))
     )
 
