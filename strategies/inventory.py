@@ -16,11 +16,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from hypothesis import strategies as st
 
-from harness.spec.versions import ACTION_INTRODUCED_IN, KINDS, is_known_to, kind_of
+from harness.reference import Profile
+from harness.spec.versions import (
+    ACTION_INTRODUCED_IN,
+    KINDS,
+    PINNED_VERSION,
+    is_known_to,
+    kind_of,
+    kinds_of,
+)
 
 from . import actions as act
 from . import attachments as att
@@ -61,6 +69,10 @@ class StateAction:
     kind: str
     state: Json
     action: Json
+
+
+#: The kinds of the pinned version, whose schemas ($AHP_SPEC_DIR) the entries validate against.
+PINNED_KINDS: Final = kinds_of(PINNED_VERSION)
 
 
 def _as(definition: str) -> SchemaChecks:
@@ -211,6 +223,9 @@ _STATE_PROBES: Mapping[str, Json] = MappingProxyType(
             "type": "resourceWatch/changed",
             "changes": {"items": [{"uri": "file:///a", "type": "added"}]},
         },
+        "automation": {"type": "automation/removed", "resource": "ahp-automation:/a1"},
+        "automationRun": {"type": "automationRun/sessionSet", "session": "ahp-session:/s9"},
+        "canvas": {"type": "canvas/stateChanged", "canvas": {"instanceId": "i", "extensionId": "e", "canvasId": "c"}},
     }
 )
 
@@ -520,25 +535,29 @@ def _entries() -> list[Entry]:
             )
         )
     for kind in KINDS:
+        newer = kind not in PINNED_KINDS  # a 0.9.0/1.0.0 channel: not in the pinned schemas
         e.append(
             Entry(
                 f"states.{kind}",
                 lambda k=kind: sts.states(k),
-                f"valid, consistent {STATE_DEFINITIONS[kind]}",
+                f"valid, consistent {STATE_DEFINITIONS[kind]}"
+                + (" (1.0.0; validated by tests/test_versioned_generation.py)" if newer else ""),
                 "valid",
-                _as(STATE_DEFINITIONS[kind]),
+                None if newer else _as(STATE_DEFINITIONS[kind]),
                 _state_model(kind),
                 cost=3 if kind in ("chat", "session") else 1,
             )
         )
     for kind in KINDS:
+        newer = kind not in PINNED_KINDS
+        version = "1.0.0" if newer else "0.7.0"
         e.append(
             Entry(
                 f"actions.valid({kind})",
-                _with_state(kind, lambda s, k=kind: act.valid_actions(k)),
+                _with_state(kind, lambda s, k=kind, v=version: act.valid_actions(k, v)),
                 f"every {kind} action type, schema-valid, ids from small pools (state-free)",
                 "valid",
-                _action_checks,
+                None if newer else _action_checks,
                 _action_model,
                 cost=3 if kind in ("chat", "session") else 1,
             )
@@ -546,10 +565,10 @@ def _entries() -> list[Entry]:
         e.append(
             Entry(
                 f"actions.actions_for({kind})",
-                _with_state(kind, lambda s, k=kind: act.actions_for(k, s)),
+                _with_state(kind, lambda s, k=kind, v=version: act.actions_for(k, s, Profile.named(v))),
                 f"state-aware {kind} actions naming ids in the state, a small share stale/near-miss",
                 "valid",
-                _action_checks,
+                None if newer else _action_checks,
                 _action_model,
                 cost=3 if kind in ("chat", "session") else 1,
             )
@@ -636,13 +655,15 @@ def _entries() -> list[Entry]:
         ),
     ]
     for kind in KINDS:
+        newer = kind not in PINNED_KINDS
         e.append(
             Entry(
                 f"sequences.action_sequences({kind})",
-                lambda k=kind: seq.action_sequences(k, max_size=6),
+                (lambda k=kind: seq.action_sequences(k, max_size=6, profile=Profile.named("1.0.0")))
+                if newer else (lambda k=kind: seq.action_sequences(k, max_size=6)),
                 f"state-aware {kind} sequences, each action drawn against the state reached so far",
                 "valid",
-                _sequence_checks,
+                None if newer else _sequence_checks,
                 _sequence_model,
                 cost=4 if kind in ("chat", "session") else 2,
             )

@@ -1,4 +1,5 @@
-"""Valid initial states for all seven state kinds (REDUCERS.md §2.1), consistent with 0.7.0.
+"""Valid initial states for every state kind (REDUCERS.md §2.1), consistent with 0.7.0 (the
+channels 0.9.0 and 1.0.0 added: `strategies/channels.py`; a version's own shapes: `versioned.py`).
 
 "Valid" means schema-valid (0.7.0 with the INV-007 patches) *and* internally consistent the
 way a live host would keep it, so invariants that assume a consistent start (INV-010, INV-013,
@@ -22,7 +23,7 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
-from . import attachments, uris
+from . import attachments, channels, uris
 from . import messages as msg
 from ._common import (
     ANNOTATION_IDS,
@@ -56,6 +57,9 @@ STATE_KINDS: Final = (
     "changeset",
     "annotations",
     "resourceWatch",
+    "automation",
+    "automationRun",
+    "canvas",
 )
 
 IDLE, ERROR, IN_PROGRESS, INPUT_NEEDED = 1, 2, 8, 24
@@ -773,6 +777,9 @@ _BY_KIND: Final = MappingProxyType(
         "changeset": changeset_states,
         "annotations": annotations_states,
         "resourceWatch": resource_watch_states,
+        "automation": channels.automation_states,
+        "automationRun": channels.automation_run_states,
+        "canvas": channels.canvas_states,
     }
 )
 

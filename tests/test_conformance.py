@@ -57,6 +57,30 @@ def test_exec_rule_fixtures_fail_without_the_0_8_rule(spec_dir: SpecDir) -> None
     ]
 
 
+def test_all_1_0_0_fixtures_pass_under_1_0_0() -> None:
+    # The folder's CHANGELOG (1.0.0 released, an empty 1.1.0 stub) selects the 1.0.0 profile;
+    # every recovered reducer fixture and round trip passes (docs/profiles.md, decisions 10–17).
+    spec = sibling_spec("1.0.0")
+    profile, _ = profile_for(spec)
+    assert profile == Profile.named("1.0.0")
+    results = run(spec, profile)
+    assert len([r for r in results if r.family.startswith("reducer:")]) == 235
+    assert len([r for r in results if r.family == "round-trip"]) == 66
+    assert _failures(results) == []
+
+
+def test_the_1_0_0_rules_are_what_the_1_0_0_fixtures_need() -> None:
+    # Under 0.8.0 (no 0.9.0/1.0.0 rules, no 1.0.0 types) the fixtures that changed or are new
+    # in 1.x fail: the rules, not the fixtures, make them pass.
+    spec = sibling_spec("1.0.0")
+    failed = {r.name for r in run(spec, Profile.named("0.8.0")) if not r.passed}
+    assert {"004-session-creationfailed", "016-session-error-finalizes-turn-with-error",
+            "081-terminal-exited", "263-chat-turn-resume-reopens-turn", "271-turn-end-normalizes-offset-and-rollover",
+            "277-session-chatsreordered-authoritative-order-to-start", "283-chat-backgroundworkset-keeps-unknown-kind",
+            "286-chat-isreadchanged-marks-default-chat-as-read"} <= failed
+    assert len(failed) >= 50
+
+
 def test_all_0_6_0_fixtures_pass_under_0_6_0() -> None:
     spec = sibling_spec("0.6.0")
     profile, _ = profile_for(spec)
@@ -78,12 +102,20 @@ def test_the_readme_conformance_commands_pass_on_both_spec_folders(spec_dir: Spe
 
 def test_0_7_0_fixtures_that_discriminate_versions_fail_under_0_6_0(spec_dir: SpecDir) -> None:
     # REDUCERS.md §7b.4: the 0.6.0 reducers fail 12 of the 0.7.0 fixtures. The model under the
-    # 0.6.0 profile must fail the same ones, minus 220 (a content-less delta: 0.6.0 appended the
-    # text "undefined", which the model deliberately does not reproduce — the payload is
-    # schema-invalid in 0.6.0).
+    # 0.6.0 profile fails the same 11 by behaviour; 220 and four more send a content-less
+    # `chat/toolCallDelta`, which 0.6.0's schema forbids: the model refuses them as malformed
+    # (a probe), never as a behaviour (docs/profiles.md decision 3).
     results = run(spec_dir, Profile.named("0.6.0"))
-    failed = {r.name.split("-")[0] + ("wd" if "workingdirectory" in r.name else "") for r in results if not r.passed}
+
+    def short(name: str) -> str:
+        return name.split("-")[0] + ("wd" if "workingdirectory" in name else "")
+
+    malformed = {short(r.name) for r in results if not r.passed and "raised MalformedAction" in r.problems[0]}
+    failed = {short(r.name) for r in results if not r.passed} - malformed
     assert failed == {"241wd", "242wd", "244wd", "247wd", "248wd", "250wd", "225", "261", "262", "257", "260"}
+    assert malformed == {"019", "025", "090", "095", "220"}
+    assert all("chat/toolCallDelta" in r.problems[0] and "content" in r.problems[0]
+               for r in results if not r.passed and short(r.name) in malformed)
 
 
 @pytest.mark.parametrize(

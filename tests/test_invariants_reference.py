@@ -296,7 +296,9 @@ SESSION_LIFECYCLE: list[JSON] = [
         "type": "session/customizationUpdated",
         "customization": {"id": "p1", "type": "plugin", "enabled": True, "children": []},
     },
-    {"type": "session/customizationToggled", "id": "p1", "enabled": False},
+    # `enabled` for 0.7.0, `enablement` for 0.8.0 on (each profile reads its own field)
+    {"type": "session/customizationToggled", "id": "p1", "enabled": False,
+     "enablement": [{"kind": "global", "enabled": False}]},
     {"type": "session/customizationRemoved", "id": "p1"},
     {"type": "session/workingDirectorySet", "directory": "file:///a"},
     {"type": "session/workingDirectorySet", "directory": "file:///b"},

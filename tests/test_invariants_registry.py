@@ -13,8 +13,9 @@ from harness.invariants.base import SCOPES, SEVERITIES
 from harness.invariants.dispatchability import model_self_check
 from harness.invariants.registry import applicable
 from harness.reference import Model
-from harness.spec.versions import CLIENT_DISPATCHABLE
+from harness.spec.versions import CLIENT_DISPATCHABLE, KINDS
 from tests import (
+    test_invariants_1_0,
     test_invariants_channels,
     test_invariants_chat,
     test_invariants_clock,
@@ -27,6 +28,7 @@ from tests import (
 from tests.invariant_cases import chat, session, step
 
 CASE_MODULES = (
+    test_invariants_1_0,
     test_invariants_core,
     test_invariants_status,
     test_invariants_chat,
@@ -70,15 +72,7 @@ def test_entry_is_well_formed(inv_id: str) -> None:
     assert re.match(r"^INV-(\d{3}|[XDH]\d{2})(\.[\w-]+)?$", inv_id)  # H: a host in the wild (issue 16)
     assert inv.severity in SEVERITIES and inv.scope in SCOPES
     assert inv.title and inv.source and len(inv.statement) > 20
-    assert inv.kinds and inv.kinds <= {
-        "root",
-        "session",
-        "chat",
-        "terminal",
-        "changeset",
-        "annotations",
-        "resourceWatch",
-    }
+    assert inv.kinds and inv.kinds <= set(KINDS)
     assert (inv.severity == "known") == (inv.known_issue is not None)
     if inv.check is None:
         assert inv.note, "an entry that is not checked must say why"

@@ -68,13 +68,15 @@ def test_the_offer_is_every_version_with_rules_the_profiles_first() -> None:
 
 
 def test_nearest_profile_and_the_subset_statement() -> None:
-    assert nearest_profile("0.5.0") == "0.5.1" and nearest_profile("1.0.0") == "0.8.0"
+    assert nearest_profile("0.5.0") == "0.5.1" and nearest_profile("1.0.0") == "1.0.0"
+    assert nearest_profile("0.9.5") == "0.9.0" and nearest_profile("2.0.0") == "1.0.0"
+    assert subset_note("1.0.0", "x") is None and subset_note("0.9.0", "x") is None  # rules of their own
     assert subset_note("0.7.0", "x") is None and subset_note("banana", "x") is None
     older = subset_note("0.3.0", "the host speaks 0.3.0")
     assert older is not None and older.startswith("fuzzed as a 0.5.1 subset: the host speaks 0.3.0")
     assert "introduced after 0.3.0 are not sent" in older
-    newer = subset_note("1.0.0", "why")
-    assert newer is not None and "0.8.0 subset" in newer and "whatever 1.0.0 changed after 0.8.0" in newer
+    newer = subset_note("2.0.0", "why")
+    assert newer is not None and "1.0.0 subset" in newer and "whatever 2.0.0 changed after 1.0.0" in newer
 
 
 def test_refusals_name_versions_exactly_or_by_range() -> None:
@@ -110,10 +112,18 @@ def test_an_older_only_host_is_offered_the_registrys_older_versions() -> None:
 
 
 def test_a_newer_host_naming_its_versions_is_fuzzed_as_the_newest_rules() -> None:
+    with start_host(versions=("1.1.0", "2.0.0")) as host:
+        said = _negotiate(host.url, ["0.7.0", "0.6.0"])
+    assert said.version == "1.1.0" and said.also_offer == ("1.1.0",)
+    assert said.note is not None and said.note.startswith("fuzzed as a 1.0.0 subset")
+
+
+def test_a_1_0_0_host_naming_its_versions_is_spoken_with_its_own_rules() -> None:
+    # 0.9.0 and 1.0.0 have rules (issue 34): no subset statement, only why the first offer failed.
     with start_host(versions=("0.9.0", "1.0.0")) as host:
         said = _negotiate(host.url, ["0.7.0", "0.6.0"])
-    assert said.version == "0.9.0" and said.also_offer == ("0.9.0",)
-    assert said.note is not None and said.note.startswith("fuzzed as a 0.8.0 subset")
+    assert said.version in ("0.9.0", "1.0.0") and said.also_offer == (said.version,)
+    assert said.note is not None and "subset" not in said.note and "-32005" in said.note
 
 
 @contextlib.contextmanager
@@ -151,7 +161,7 @@ def test_a_host_refusing_everything_is_exit_2_with_advice_that_works() -> None:
         assert "refused every protocol version ahp-fuzz can speak" in advice and "--offer VERSION" in advice
         summary, events = _campaign(url, url=url, max_chunks=1, chunk_examples=1, max_steps=3, offer=("2.0.0",))
     assert summary.status == "finished" and summary.steps > 0
-    assert [h for h in _headlines(events) if h.startswith("fuzzed as a 0.8.0 subset")], _headlines(events)
+    assert [h for h in _headlines(events) if h.startswith("fuzzed as a 1.0.0 subset")], _headlines(events)
 
 
 def test_cli_run_against_a_host_claiming_an_unknown_version_has_findings_and_says_its_subset(tmp_path: Path) -> None:
@@ -189,7 +199,7 @@ def test_an_unknown_profile_is_one_line_exit_2(tmp_path: Path) -> None:
     done = _cli("run", "--target", "reference", "--profile", "9.9.9", "--budget", "5s", "--out", "r", cwd=tmp_path)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "'9.9.9'" in lines[0] and "0.5.1, 0.5.2, 0.6.0, 0.7.0, 0.8.0" in lines[0]
+    assert len(lines) == 1 and "'9.9.9'" in lines[0] and "0.5.1, 0.5.2, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 1.0.0" in lines[0]
     assert not (tmp_path / "r").exists()
 
 

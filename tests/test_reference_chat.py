@@ -80,11 +80,14 @@ def the_tool_call(state: dict[str, Any], index: int = 0) -> dict[str, Any]:
     return state["activeTurn"]["responseParts"][index]["toolCall"]
 
 
-def test_table_covers_the_29_chat_types_of_0_7_0() -> None:
+def test_table_covers_the_chat_types_of_every_version() -> None:
+    from harness.reference.dispatch import tables_for
     from harness.spec.versions import action_types
 
-    assert set(HANDLERS) == set(action_types("0.7.0", "chat"))
-    assert len(HANDLERS) == 29
+    assert set(HANDLERS) == set(action_types("1.0.0", "chat"))
+    assert len(HANDLERS) == 37
+    assert len(tables_for(Profile.named("0.7.0"))["chat"]) == 29
+    assert len(tables_for(Profile.named("0.9.0"))["chat"]) == 30  # + chat/turnResume
 
 
 # -- §5.1 / §11 item 18: status recompute even when the tool-call update is a no-op ----------

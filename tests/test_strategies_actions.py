@@ -193,7 +193,7 @@ def test_directory_actions_include_equivalent_spellings() -> None:
 
 def test_required_fields_table_covers_every_known_type() -> None:
     assert set(act.REQUIRED_FIELDS) == set(ACTION_INTRODUCED_IN)
-    assert set(action_types("0.8.0")) == {t for k in KINDS for t in act.BUILDERS[k]}
+    assert set(action_types("1.0.0")) == {t for k in KINDS for t in act.BUILDERS[k]}
 
 
 @pytest.mark.parametrize("action_type", sorted(ACTION_INTRODUCED_IN))

@@ -22,11 +22,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from harness.reference import Model, Profile
+from harness.spec.versions import kinds_of
 from harness.targets.base import Target
 from harness.targets.reference import ReferenceTarget
 
 #: The profiles a reference run exercises: the pinned release, main after it, 0.8.0 (replace).
 RUN_PROFILES: Final = ("0.7.0", "0.7.0-main", "0.8.0")
+#: A run of a 1.x-era profile exercises the two baselines 1.0.0 hosts advertise instead
+#: (CHANGELOG 1.0.0: "Advertise only the 1.0.0 and 0.9.0 protocol compatibility baselines").
+RUN_PROFILES_1X: Final = ("1.0.0", "0.9.0")
 #: The pseudo-kind of a multi-channel example: a session and 1–3 of its chats.
 GROUP: Final = "group"
 DECAY: Final = 0.5
@@ -66,7 +70,8 @@ def lanes_for(
 
 def _supported(target: Any, target_is_model: bool, profile: Profile) -> list[Profile]:
     if target_is_model:
-        return [Profile.named(n) for n in RUN_PROFILES]
+        names = RUN_PROFILES if profile.version < (0, 9, 0) else RUN_PROFILES_1X
+        return [Profile.named(n) for n in names]
     announced = getattr(target, "profiles", None)
     if isinstance(announced, tuple) and hasattr(target, "for_profile"):
         return [Profile.named(n) for n in announced if isinstance(n, str)]
@@ -81,11 +86,15 @@ def _target_for(target: Any, profile: Profile, target_is_model: bool) -> Any:
 
 
 def arms_for(kinds: Sequence[str], lanes: Sequence[Lane]) -> tuple[Arm, ...]:
-    """Every kind on every lane, plus `group` when both session and chat are fuzzed."""
+    """Every kind on every lane whose profile has that kind (the automation channels from
+    0.9.0, the canvas from 1.0.0), plus `group` when both session and chat are fuzzed."""
     names = list(kinds)
     if "session" in names and "chat" in names:
         names.append(GROUP)
-    return tuple((k, i) for i in range(len(lanes)) for k in names)
+    return tuple(
+        (k, i) for i in range(len(lanes)) for k in names
+        if k == GROUP or k in kinds_of(lanes[i].profile.version)
+    )
 
 
 @dataclass

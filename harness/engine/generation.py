@@ -24,14 +24,15 @@ from harness.reference import Profile
 from harness.spec.versions import is_known_to
 from strategies import actions as gen_actions
 from strategies import sequences as gen_sequences
-from strategies import states as gen_states
 from strategies import uris as gen_uris
+from strategies import versioned as gen_versioned
 
 
 @lru_cache(maxsize=64)
 def initial_states(kind: str, profile: Profile) -> st.SearchStrategy[dict[str, Any]]:
-    """Valid starting states of `kind` (schema-consistent, often already populated)."""
-    return gen_states.states(kind)
+    """Valid starting states of `kind` in `profile`'s shapes (schema-consistent, often already
+    populated; `strategies.versioned`)."""
+    return gen_versioned.states(kind, profile.version)
 
 
 def state_aware_actions(
@@ -62,8 +63,7 @@ def type_offers(
     on `state`: the applicability weights `state_aware_actions` chooses the type by, and the
     thunk that builds that type's state-aware strategy (the fast lane, engine/fast.py)."""
     ctx = _context(profile, session_directories) if session_directories is not None else _plain(profile)
-    table = gen_actions.BUILDERS[kind]
-    offers = [(t, *table[t](state, ctx)) for t in _types(kind, profile)]
+    offers = [(t, *gen_actions.offer(t, state, ctx)) for t in _types(kind, profile)]
     return [o for o in offers if o[1] > 0]
 
 
@@ -97,8 +97,28 @@ def adversarial_actions(kind: str, profile: Profile) -> st.SearchStrategy[Any]:
 @lru_cache(maxsize=8)
 def channel_groups(profile: Profile) -> st.SearchStrategy[gen_sequences.ChannelGroup]:
     """A session together with 1–3 of its chats (catalog mirrors them; chat subsets absent,
-    empty or partial), for runs that step several channels in one sequence."""
-    return gen_sequences.channel_groups()
+    empty or partial), for runs that step several channels in one sequence; in `profile`'s
+    shapes (`strategies.versioned`)."""
+    v = profile.version
+    session_shapers = gen_versioned.state_shapers("session", v)
+    chat_shapers = gen_versioned.state_shapers("chat", v)
+    if not session_shapers and not chat_shapers:
+        return gen_sequences.channel_groups()
+
+    @st.composite
+    def shaped(draw: st.DrawFn) -> gen_sequences.ChannelGroup:
+        g = draw(gen_sequences.channel_groups())
+        session = g.session
+        for f in session_shapers:
+            session = f(draw, session)
+        chats = []
+        for c in g.chats:
+            for f in chat_shapers:
+                c = f(draw, c)
+            chats.append(c)
+        return gen_sequences.ChannelGroup(g.session_uri, session, tuple(chats))
+
+    return shaped()
 
 
 @contextlib.contextmanager

@@ -48,7 +48,7 @@ from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
 from harness.reference import Model, Profile
 from harness.spec.verdict import VerdictSwitches
-from harness.spec.versions import KINDS
+from harness.spec.versions import KINDS, kinds_of
 from harness.targets.base import Target, TargetSetupError
 
 from .arms import Bandit, arms_for, lanes_for
@@ -165,7 +165,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         with control.shielded():  # a signal never cuts a finding or a report in half
             bus.emit(event)
 
-    kinds, skipped = _announced_kinds(config.kinds, config.target)
+    kinds, skipped = _announced_kinds(_profile_kinds(config.kinds, config.profile), config.target)
     if not kinds:
         raise ValueError(
             f"the target implements none of the kinds asked for ({', '.join(config.kinds)}); "
@@ -339,6 +339,14 @@ def _finish(
     )
     with contextlib.suppress(RunStopped):  # a second signal while the report is written
         emit(finished)
+
+
+def _profile_kinds(asked: tuple[str, ...], profile: Profile) -> tuple[str, ...]:
+    """The default kinds are every channel kind the profile's version has (0.9.0 adds the
+    automation channels, 1.0.0 the canvas); kinds asked for by name are kept as asked."""
+    if asked != DEFAULT_KINDS:
+        return asked
+    return asked + tuple(k for k in kinds_of(profile.version) if k not in asked)
 
 
 def _announced_kinds(asked: tuple[str, ...], target: Target) -> tuple[tuple[str, ...], tuple[str, ...]]:

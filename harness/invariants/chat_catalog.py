@@ -240,3 +240,36 @@ def idempotent(step: Step, reducer: Reducer) -> Iterator[str]:
     appends = _NOT_IDEMPOTENT[step.type](step.action)
     if appends and not same(step.before, step.after) and same(again, step.after):
         yield f"{step.type} changed the state once but not when applied again (it must append)"
+
+
+@invariant(
+    "INV-X11",
+    "session/chatsReordered applies only a complete authoritative order",
+    severity="violation",
+    source='SessionChatsReorderedAction ("Every chat URI in authoritative catalog order"); '
+    "CHANGELOG 1.0.0 (moveChat, same-session ordering); fixtures 277–285-session",
+    kinds={"session"},
+    actions={"session/chatsReordered"},
+)
+def chats_reordered(step: Step) -> Iterator[str]:
+    """When `chats` names every catalogue entry exactly once, the catalogue takes exactly that
+    order with every summary unchanged; an incomplete order, an unknown URI or a duplicate is a
+    no-op (the catalogue is left as it was)."""
+    before = [c for c in as_list(step.before.get("chats"))]
+    after = as_list(step.after.get("chats"))
+    order = step.action.get("chats")
+    uris = _resources(before)
+    complete = (
+        isinstance(order, list) and len(order) == len(uris) == len(set(map(hkey, uris)))
+        and sorted(map(hkey, order)) == sorted(map(hkey, uris))
+    )
+    if not complete:
+        if not same(before, after):
+            yield f"session/chatsReordered({short(order)}) is not a complete order but changed the catalogue"
+        return
+    if _resources(after) != order:
+        yield f"session/chatsReordered: catalogue order is {_resources(after)}, want {order}"
+    by_uri = {hkey(c.get("resource")): c for c in before if isinstance(c, dict)}
+    for c in after:
+        if isinstance(c, dict) and not same(c, by_uri.get(hkey(c.get("resource")))):
+            yield f"session/chatsReordered changed the summary of {c.get('resource')}"

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
+from harness.reference.chat_status import end_time
 from harness.reference.profile import iso_ms
 from harness.spec.versions import ACTION_INTRODUCED_IN, KIND_PREFIX, is_known_to
 
@@ -44,6 +45,9 @@ _REPRESENTATIVE: Final = {
     "changeset": "changeset/cleared",
     "annotations": "annotations/removed",
     "resourceWatch": "resourceWatch/changed",
+    "automation": "automation/removed",
+    "automationRun": "automationRun/sessionSet",
+    "canvas": "canvas/stateChanged",
 }
 
 
@@ -152,6 +156,9 @@ def modified_at_stamp(step: Step) -> Iterator[str]:
     stamp = step.after.get("modifiedAt")
     if stamp == step.before.get("modifiedAt"):
         return
+    if step.profile.clock_from_actions:
+        yield from _derived_stamp(step, stamp)
+        return
     if step.type not in STAMPING:
         yield (
             f"{step.type} changed modifiedAt from {short(step.before.get('modifiedAt'))} to "
@@ -162,6 +169,28 @@ def modified_at_stamp(step: Step) -> Iterator[str]:
         yield f"modifiedAt {short(stamp)} is not ISO-8601 UTC with 3 fractional digits and Z"
     elif stamp != iso_ms(step.now_ms):
         yield f"modifiedAt is {stamp}, but now={step.now_ms} renders as {iso_ms(step.now_ms)}"
+
+
+def _derived_stamp(step: Step, stamp: Any) -> Iterator[str]:
+    """0.9.0 ("Chat reducers now derive `modifiedAt` from turn action data instead of local
+    wall clocks"): `chat/turnStarted` writes its `startedAt`; a turn's end writes the turn's
+    `startedAt + duration` (duration clamped to ≥ 0) in UTC; nothing else writes it."""
+    action = step.action
+    if step.type == "chat/turnStarted":
+        want = action.get("startedAt")
+    elif step.type in ("chat/turnComplete", "chat/turnCancelled", "chat/error"):
+        turn = step.before.get("activeTurn")
+        duration = action.get("duration")
+        clamped = max(0, duration) if isinstance(duration, int | float) and not isinstance(duration, bool) else None
+        want = end_time(turn.get("startedAt") if isinstance(turn, dict) else None, clamped)
+    else:
+        yield (
+            f"{step.type} changed modifiedAt from {short(step.before.get('modifiedAt'))} to "
+            f"{short(stamp)}; under {step.profile.label} only a turn's start and end write it, from their data"
+        )
+        return
+    if stamp != want:
+        yield f"{step.type} wrote modifiedAt {short(stamp)}, but its data gives {short(want)}"
 
 
 def _family(action_type: str) -> str | None:

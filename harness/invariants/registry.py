@@ -18,8 +18,10 @@ from harness.spec.versions import Version, is_known_to, kind_of
 from . import annotations as annotation_checks
 from . import (
     attachments,
+    background_work,
     changeset,
     chat_catalog,
+    chat_summary,
     clock,
     core,
     dispatchability,
@@ -33,6 +35,7 @@ from . import (
     terminal,
     tool_calls,
     truncation,
+    turn_errors,
     turn_loss,
     turns,
     working_directories,
@@ -65,6 +68,9 @@ MODULES: tuple[ModuleType, ...] = (
     result_spread,
     pending,
     chat_catalog,
+    turn_errors,
+    chat_summary,
+    background_work,
     working_directories,
     attachments,
     live_catalogue,

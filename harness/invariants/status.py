@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from harness.reference import status as bits
+from harness.spec.versions import is_known_to
 
 from . import _chat
 from ._chat import activity_name, status_of
@@ -55,6 +56,20 @@ def one_activity(step: Step) -> Iterator[str]:
         yield f"status {after}: activity bits {after & bits.ACTIVITY_MASK} are not one of 1, 2, 8, 24"
 
 
+#: kind -> (flag, the action that owns it, its payload key). The chat rows are 1.0.0's: an
+#: older profile never applies those types (they are unknown to it, no-ops).
+_FLAG_ACTIONS: dict[str, tuple[tuple[int, str, str], ...]] = {
+    "session": (
+        (bits.IS_READ, "session/isReadChanged", "isRead"),
+        (bits.IS_ARCHIVED, "session/isArchivedChanged", "isArchived"),
+    ),
+    "chat": (
+        (bits.IS_READ, "chat/isReadChanged", "isRead"),
+        (bits.IS_ARCHIVED, "chat/isArchivedChanged", "isArchived"),
+    ),
+}
+
+
 @invariant(
     "INV-011",
     "Orthogonal flags change only on their own actions",
@@ -64,25 +79,22 @@ def one_activity(step: Step) -> Iterator[str]:
     kinds={"session", "chat"},
 )
 def flags_orthogonal(step: Step) -> Iterator[str]:
-    """IsArchived (64) changes only via `session/isArchivedChanged`; unknown bits ≥ 7 never
-    change; session IsRead (32) changes only via `session/isReadChanged`; chat IsRead is only
-    ever cleared, and only by `chat/turnStarted` and `chat/inputRequested`."""
+    """IsArchived (64) changes only via `session/isArchivedChanged` (and, from 1.0.0, a chat's
+    via `chat/isArchivedChanged`); unknown bits ≥ 7 never change; session IsRead (32) changes
+    only via `session/isReadChanged`; chat IsRead is cleared by `chat/turnStarted` and
+    `chat/inputRequested`, and set or cleared only by 1.0.0's `chat/isReadChanged`."""
     before, after = status_of(step.before), status_of(step.after)
     if before is None or after is None:
         return
     changed = (before ^ after) & ~bits.ACTIVITY_MASK
     t = step.type
-    if step.kind == "session":
-        for flag, own, key in (
-            (bits.IS_READ, "session/isReadChanged", "isRead"),
-            (bits.IS_ARCHIVED, "session/isArchivedChanged", "isArchived"),
-        ):
-            if t == own:
-                changed &= ~flag
-                want = step.action.get(key)
-                if isinstance(want, bool) and bool(after & flag) != want:
-                    yield f"{t} {key}={want} left status {after} with {_FLAG_NAMES[flag]}={bool(after & flag)}"
-    elif (
+    for flag, own, key in _FLAG_ACTIONS.get(step.kind, ()):
+        if t == own and is_known_to(own, step.profile.version):
+            changed &= ~flag
+            want = step.action.get(key)
+            if isinstance(want, bool) and bool(after & flag) != want:
+                yield f"{t} {key}={want} left status {after} with {_FLAG_NAMES[flag]}={bool(after & flag)}"
+    if step.kind == "chat" and (
         t in ("chat/turnStarted", "chat/inputRequested")
         and changed & bits.IS_READ
         and not after & bits.IS_READ

@@ -107,10 +107,12 @@ def turn_end(step: Step) -> Iterator[str]:
     grew by exactly one; the new last turn has that id, the active turn's message, startedAt and
     usage, state complete/cancelled/error, duration = max(0, payload), `error` only for
     chat/error; unfinished tool calls are cancelled with reason skipped; all other parts are
-    unchanged and in order; activity is Idle (Error for chat/error)."""
+    unchanged and in order; activity is Idle (Error for chat/error). From 0.9.0 (durable turn
+    errors) `chat/error` stores no `error`: its `part` is appended after the other parts."""
     if not _chat.turn_matches(step.before, step.action):
         return
     t, action = step.type, step.action
+    durable = t == "chat/error" and step.profile.durable_turn_errors
     active = _chat.active_turn(step.before) or {}
     if step.after.get("activeTurn") is not None:
         yield f"{t}: the active turn is still present"
@@ -134,7 +136,7 @@ def turn_end(step: Step) -> Iterator[str]:
         "startedAt": active.get("startedAt"),
         "usage": active.get("usage"),
         "state": _END_STATE[t],
-        "error": action.get("error") if t == "chat/error" else None,
+        "error": action.get("error") if t == "chat/error" and not durable else None,
     }
     duration = action.get("duration")
     if isinstance(duration, int | float) and not isinstance(duration, bool):
@@ -144,6 +146,10 @@ def turn_end(step: Step) -> Iterator[str]:
             yield f"{t}: turns[-1].{key} is {short(last.get(key))}, want {short(want)}"
     b_parts = _chat.parts_of(active)
     a_parts = _chat.parts_of(last)
+    if durable:
+        if not a_parts or not same(a_parts[-1], action.get("part")):
+            yield f"{t}: the ended turn's last response part is {short(a_parts[-1] if a_parts else None)}, want the action's part"
+        a_parts = a_parts[:-1]
     if len(a_parts) != len(b_parts):
         yield f"{t}: the ended turn has {len(a_parts)} response parts, the active turn had {len(b_parts)}"
     else:

@@ -15,12 +15,20 @@ def set_(state: State, action: Action, ctx: Ctx) -> State:
     return {**state, KEY: upsert(state.get(KEY, []), "id", action["annotation"])}
 
 
-def updated(state: State, action: Action, ctx: Ctx) -> State:
-    """Overwrite only the fields present in the action; entries, id and _meta are never touched."""
-    fields = {k: action[k] for k in _UPDATABLE if action.get(k) is not None}
-    items = state.get(KEY, [])
-    result = update_first(items, "id", action["annotationId"], lambda a: {**a, **fields})
-    return state if result is items else {**state, KEY: result}
+def _updater(updatable: tuple[str, ...]) -> Handler:
+    def handler(state: State, action: Action, ctx: Ctx) -> State:
+        """Overwrite only the fields present in the action; entries, id and _meta are never touched."""
+        fields = {k: action[k] for k in updatable if action.get(k) is not None}
+        items = state.get(KEY, [])
+        result = update_first(items, "id", action["annotationId"], lambda a: {**a, **fields})
+        return state if result is items else {**state, KEY: result}
+
+    return handler
+
+
+updated = _updater(_UPDATABLE)
+#: 0.9.0: an annotation is anchored by `origin {session, chat?, turnId?}`, not `turnId`.
+updated_origin = _updater(("origin", "resource", "range", "resolved"))
 
 
 def removed(state: State, action: Action, ctx: Ctx) -> State:
@@ -62,4 +70,9 @@ HANDLERS: dict[str, Handler] = {
     "annotations/removed": removed,
     "annotations/entrySet": entry_set,
     "annotations/entryRemoved": entry_removed,
+}
+
+#: Handlers a `VERSION_RULES` rule puts in place: (rule, value) -> type -> handler.
+RULE_HANDLERS: dict[tuple[str, bool], dict[str, Handler]] = {
+    ("annotation_origin", True): {"annotations/updated": updated_origin},
 }

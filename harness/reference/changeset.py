@@ -52,6 +52,15 @@ def content_changed(state: State, action: Action, ctx: Ctx) -> State:
     return set_or_clear(result, "error", action.get("error"))
 
 
+def content_changed_keeps_error(state: State, action: Action, ctx: Ctx) -> State:
+    """0.9.0 removed `error` from the action: files replaced, operations only if present; the
+    state's `error` and status are untouched (failures go through `changeset/statusChanged`)."""
+    result = {**state, "files": action["files"]}
+    if "operations" in action:
+        result["operations"] = action["operations"]
+    return result
+
+
 def operations_changed(state: State, action: Action, ctx: Ctx) -> State:
     return set_or_clear(state, "operations", action.get("operations"))
 
@@ -79,4 +88,9 @@ HANDLERS: dict[str, Handler] = {
     "changeset/operationsChanged": operations_changed,
     "changeset/operationStatusChanged": operation_status_changed,
     "changeset/cleared": cleared,
+}
+
+#: Handlers a `VERSION_RULES` rule puts in place: (rule, value) -> type -> handler.
+RULE_HANDLERS: dict[tuple[str, bool], dict[str, Handler]] = {
+    ("changeset_content_error", False): {"changeset/contentChanged": content_changed_keeps_error},
 }

@@ -1,6 +1,6 @@
 """Chat channel reducer (`ahp-chat:/<id>`, REDUCERS.md §5, §7b, §8.4).
 
-`HANDLERS` maps each of the 29 `chat/*` action types of 0.7.0 to a small pure function
+`HANDLERS` maps each `chat/*` action type (29 in 0.7.0, 37 in 1.0.0) to a small pure function
 `(state, action, ctx) -> state`. The handlers live in modules named after the protocol idea
 they implement:
 
@@ -10,6 +10,7 @@ they implement:
 * `pending_messages` — steering and queued messages (§5.6)
 * `input_requests` — elicitation (§5.8)
 * `chat_status` — the derived status shared by all of them (§5.1)
+* `chat_flags`, `background_work` — the 1.0.0 chat fields
 
 The version-gated 0.6.0 behaviours are chosen inside the handlers from `ctx.profile`; action
 types newer than the profile never reach this table (the dispatcher filters them).
@@ -17,9 +18,17 @@ types newer than the profile never reach this table (the dispatcher filters them
 
 from __future__ import annotations
 
-from . import input_requests, pending_messages, response_parts, tool_calls, turns
+from . import (
+    background_work,
+    chat_flags,
+    input_requests,
+    pending_messages,
+    response_parts,
+    tool_calls,
+    turns,
+)
 from .keyed import field_handler
-from .profile import Handler
+from .profile import Handler, RuleHandlers, merge_rule_handlers
 from .working_directories import directory_removed, directory_set
 
 HANDLERS: dict[str, Handler] = {
@@ -34,4 +43,9 @@ HANDLERS: dict[str, Handler] = {
     "chat/draftChanged": field_handler("draft", clear_if_absent=True),
     "chat/workingDirectorySet": directory_set,
     "chat/workingDirectoryRemoved": directory_removed,
+    **chat_flags.HANDLERS,
+    **background_work.HANDLERS,
 }
+
+#: Handlers a `VERSION_RULES` rule puts in place: (rule, value) -> type -> handler.
+RULE_HANDLERS: RuleHandlers = merge_rule_handlers(turns.RULE_HANDLERS, response_parts.RULE_HANDLERS)

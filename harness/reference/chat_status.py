@@ -7,6 +7,7 @@ turn is active; otherwise Idle. Flags (IsRead, IsArchived) and unknown high bits
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from . import status
@@ -49,6 +50,29 @@ def recompute(state: State, *, forced: int | None = None) -> State:
     return with_status(state, status.with_activity(state.get("status", 0), activity))
 
 
-def stamped(state: State, ctx: Ctx) -> State:
-    """`modifiedAt := now` (the injected clock of `ctx`)."""
+def stamped(state: State, ctx: Ctx, at: str | None = None) -> State:
+    """`modifiedAt := now` (the injected clock of `ctx`). Under the `clock_from_actions` rule
+    (0.9.0 on) the clock is never read: `modifiedAt := at` (a time the action's data gives),
+    and an action that gives none leaves `modifiedAt` as it is."""
+    if ctx.profile.clock_from_actions:
+        return state if at is None or state.get("modifiedAt") == at else {**state, "modifiedAt": at}
     return {**state, "modifiedAt": ctx.now_iso}
+
+
+def end_time(started_at: Any, duration_ms: Any) -> str | None:
+    """`startedAt + duration` in UTC with three fractional digits and `Z` (0.9.0: a turn's end
+    stamps the chat with it; fixture 271-turn-end normalizes an offset across a leap day), or
+    None when `startedAt` is absent or not an ISO-8601 time."""
+    if not isinstance(started_at, str) or isinstance(duration_ms, bool) or not isinstance(duration_ms, int | float):
+        return None
+    try:
+        t = datetime.fromisoformat(started_at)
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    try:
+        t = t.astimezone(UTC) + timedelta(milliseconds=duration_ms)
+    except OverflowError:
+        return None
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"

@@ -24,25 +24,38 @@ def customizations_changed(state: State, action: Action, ctx: Ctx) -> State:
     return {**state, KEY: action["customizations"]}
 
 
-def customization_toggled(state: State, action: Action, ctx: Ctx) -> State:
+def _toggle(change: Callable[[Entry, Action], Entry]) -> Handler:
     """Top-level match first; else the first container holding a child with that id."""
-    items = state.get(KEY)
-    if items is None:
+
+    def handler(state: State, action: Action, ctx: Ctx) -> State:
+        items = state.get(KEY)
+        if items is None:
+            return state
+        cid = action["id"]
+        i = index_of(items, "id", cid)
+        if i >= 0:
+            return {**state, KEY: [*items[:i], change(items[i], action), *items[i + 1 :]]}
+        for ci, container in enumerate(items):
+            if not _is_container(container):
+                continue
+            children = container["children"]
+            j = index_of(children, "id", cid)
+            if j >= 0:
+                new_children = [*children[:j], change(children[j], action), *children[j + 1 :]]
+                new_container = {**container, "children": new_children}
+                return {**state, KEY: [*items[:ci], new_container, *items[ci + 1 :]]}
         return state
-    cid, enabled = action["id"], action["enabled"]
-    i = index_of(items, "id", cid)
-    if i >= 0:
-        return {**state, KEY: [*items[:i], {**items[i], "enabled": enabled}, *items[i + 1 :]]}
-    for ci, container in enumerate(items):
-        if not _is_container(container):
-            continue
-        children = container["children"]
-        j = index_of(children, "id", cid)
-        if j >= 0:
-            new_children = [*children[:j], {**children[j], "enabled": enabled}, *children[j + 1 :]]
-            new_container = {**container, "children": new_children}
-            return {**state, KEY: [*items[:ci], new_container, *items[ci + 1 :]]}
-    return state
+
+    return handler
+
+
+#: Up to 0.7.0: `{id, enabled}` sets the entry's `enabled`.
+customization_toggled = _toggle(lambda e, a: {**e, "enabled": a["enabled"]})
+#: 0.8.0 on: `{id, enablement[]}` replaces the whole decision set; `[]` restores the default
+#: (the key is removed — fixture 263-session-customizationtoggled-clears-enablement).
+customization_enablement_set = _toggle(
+    lambda e, a: set_or_clear(e, "enablement", a["enablement"] or None)
+)
 
 
 def customization_updated(state: State, action: Action, ctx: Ctx) -> State:
@@ -81,7 +94,8 @@ def _update_mcp(items: list[Any], sid: Any, change: Callable[[Entry], Entry]) ->
     if i >= 0:
         if items[i].get("type") != "mcpServer":
             return None
-        return [*items[:i], change(items[i]), *items[i + 1 :]]
+        new = change(items[i])
+        return None if new is items[i] else [*items[:i], new, *items[i + 1 :]]
     changed = False
     result: list[Any] = []
     for entry in items:
@@ -89,9 +103,10 @@ def _update_mcp(items: list[Any], sid: Any, change: Callable[[Entry], Entry]) ->
             children = entry["children"]
             j = index_of(children, "id", sid)
             if j >= 0 and children[j].get("type") == "mcpServer":
-                new_children = [*children[:j], change(children[j]), *children[j + 1 :]]
-                entry = {**entry, "children": new_children}
-                changed = True
+                new = change(children[j])
+                if new is not children[j]:
+                    entry = {**entry, "children": [*children[:j], new, *children[j + 1 :]]}
+                    changed = True
         result.append(entry)
     return result if changed else None
 
@@ -118,6 +133,19 @@ def _requested(kind: str) -> Callable[[Action], Callable[[Entry], Entry]]:
     return make
 
 
+def _backgrounded(action: Action) -> Callable[[Entry], Entry]:
+    """1.0.0 `session/mcpServerBackgroundRequested`: `blocking := false`, only for a server
+    that is starting and blocking; any other server is left as it is."""
+
+    def change(e: Entry) -> Entry:
+        st = e.get("state")
+        if isinstance(st, dict) and st.get("kind") == "starting" and st.get("blocking") is True:
+            return {**e, "state": {**st, "blocking": False}}
+        return e
+
+    return change
+
+
 HANDLERS: dict[str, Handler] = {
     "session/customizationsChanged": customizations_changed,
     "session/customizationToggled": customization_toggled,
@@ -126,4 +154,10 @@ HANDLERS: dict[str, Handler] = {
     "session/mcpServerStateChanged": _mcp_handler(_state_changed),
     "session/mcpServerStartRequested": _mcp_handler(_requested("starting")),
     "session/mcpServerStopRequested": _mcp_handler(_requested("stopped")),
+    "session/mcpServerBackgroundRequested": _mcp_handler(_backgrounded),
+}
+
+#: Handlers a `VERSION_RULES` rule puts in place: (rule, value) -> type -> handler.
+RULE_HANDLERS: dict[tuple[str, bool], dict[str, Handler]] = {
+    ("customization_enablement", True): {"session/customizationToggled": customization_enablement_set},
 }

@@ -15,8 +15,28 @@ from typing import Any
 from harness.spec import interop
 from harness.spec.versions import is_known_to
 
-from . import annotations, changeset, chat, payloads, resource_watch, root, session, terminal
-from .profile import DEFAULT_PROFILE, Ctx, Handler, Profile, State
+from . import (
+    annotations,
+    automation,
+    automation_run,
+    canvas,
+    changeset,
+    chat,
+    payloads,
+    resource_watch,
+    root,
+    session,
+    terminal,
+)
+from .profile import (
+    DEFAULT_PROFILE,
+    Ctx,
+    Handler,
+    Profile,
+    RuleHandlers,
+    State,
+    merge_rule_handlers,
+)
 
 TABLES: dict[str, Mapping[str, Handler]] = {
     "root": root.HANDLERS,
@@ -26,7 +46,33 @@ TABLES: dict[str, Mapping[str, Handler]] = {
     "changeset": changeset.HANDLERS,
     "annotations": annotations.HANDLERS,
     "resourceWatch": resource_watch.HANDLERS,
+    "automation": automation.HANDLERS,
+    "automationRun": automation_run.HANDLERS,
+    "canvas": canvas.HANDLERS,
 }
+
+#: The handlers each `VERSION_RULES` rule puts in place, (rule, value) -> type -> handler: a
+#: profile whose rule has that value uses them instead of `TABLES`' (docs/profiles.md).
+RULE_HANDLERS: RuleHandlers = merge_rule_handlers(
+    session.RULE_HANDLERS,
+    chat.RULE_HANDLERS,
+    terminal.RULE_HANDLERS,
+    changeset.RULE_HANDLERS,
+    annotations.RULE_HANDLERS,
+)
+
+
+def tables_for(profile: Profile) -> dict[str, dict[str, Handler]]:
+    """The handler tables of `profile`: the types its version knows, each with the handler its
+    rules put in place."""
+    chosen: dict[str, Handler] = {}
+    for (rule, value), handlers in RULE_HANDLERS.items():
+        if profile.rule(rule) == value:
+            chosen.update(handlers)
+    return {
+        kind: {t: chosen.get(t, h) for t, h in table.items() if is_known_to(t, profile.version)}
+        for kind, table in TABLES.items()
+    }
 
 
 class MalformedAction(ValueError):
@@ -77,12 +123,8 @@ class Model:
         self.check_payloads = check_payloads or schema is not None
         self.schema = schema
         self._tables = {
-            kind: {
-                t: (overrides or {}).get(t, h)
-                for t, h in table.items()
-                if is_known_to(t, profile.version)
-            }
-            for kind, table in TABLES.items()
+            kind: {t: (overrides or {}).get(t, h) for t, h in table.items()}
+            for kind, table in tables_for(profile).items()
         }
 
     def handler(self, kind: str, action: Any) -> Handler | None:
@@ -108,7 +150,7 @@ class Model:
         valid, or not a type this reducer handles — that is a no-op, not a malformed action)."""
         if self.handler(kind, action) is None:
             return None
-        return (self.schema and self.schema(action)) or payloads.problem(action)
+        return (self.schema and self.schema(action)) or payloads.problem(action, self.profile.version)
 
     def wire_problem(self, kind: str, action: Any) -> str | None:
         """Why `action` is not one every conformant implementation must accept, as sent (None:
@@ -137,7 +179,7 @@ class Model:
             self.warn(f"{kind} reducer: ignoring unknown action type {t!r}")
             return state
         if self.check_payloads:
-            bad = (self.schema and self.schema(action)) or payloads.problem(action)
+            bad = (self.schema and self.schema(action)) or payloads.problem(action, self.profile.version)
             if bad:
                 raise MalformedAction(f"{action.get('type')}: schema-invalid payload: {bad}")
         try:

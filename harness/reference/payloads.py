@@ -16,6 +16,7 @@ JSON `null` counts as absent (REDUCERS.md §7).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -119,6 +120,76 @@ REQUIRED: Final[Mapping[str, _T]] = MappingProxyType(
 )
 
 
+_C8 = ("id", "name", "type", "uri")
+_NEVER = (99, 0, 0)
+Version = tuple[int, int, int]
+
+#: What later (and earlier) versions require differently, as data: (from, before, type -> paths)
+#: holds in versions `from <= v < before`, laid over `REQUIRED` (the 0.7.0 facts). The 0.8.0 and
+#: 0.9.0/1.0.0 rows are the 1.0.0 actions schema's difference from 0.7.0's (CHANGELOG 0.8.0 for
+#: the customization rows; no 0.9.0 schema was recovered, so 0.9.0 takes 1.0.0's facts — a type
+#: new in 1.0.0 never reaches the check under 0.9.0); `tests/test_payload_versions.py` re-derives them.
+REQUIRED_CHANGES: Final[tuple[tuple[Version, Version, Mapping[str, _T]], ...]] = (
+    # 0.6.0 requires a tool-call delta's `content` (docs/profiles.md decision 3).
+    ((0, 0, 0), (0, 7, 0), {"chat/toolCallDelta": ("content", "toolCallId", "turnId")}),
+    ((0, 8, 0), _NEVER, {
+        "session/customizationToggled": ("enablement", "enablement[].enabled", "enablement[].kind", "id"),
+        "session/customizationUpdated": ("customization", *(f"customization.{f}" for f in _C8)),
+        "session/customizationsChanged": ("customizations", *(f"customizations[].{f}" for f in _C8)),
+    }),
+    ((0, 9, 0), _NEVER, {
+        "annotations/set": (
+            "annotation", "annotation.entries", "annotation.id", "annotation.origin",
+            "annotation.resolved", "annotation.resource",
+        ),
+        "annotations/updated": ("annotationId", "origin.session", "range.end", "range.start"),
+        "automation/createRequested": (
+            "definition", "definition.enabled", "definition.message", "definition.session",
+            "definition.title", "definition.triggers", "resource",
+        ),
+        "automation/removed": ("resource",),
+        "automation/set": (
+            "automation", "automation.createdAt", "automation.definition", "automation.modifiedAt",
+            "automation.operations", "automation.resource", "automation.runs",
+        ),
+        "automation/updateRequested": ("changes", "resource"),
+        "automationRun/lifecycleChanged": ("lifecycle", "lifecycle.createdAt", "lifecycle.status"),
+        "automationRun/sessionRemoved": ("session",),
+        "automationRun/sessionSet": ("session",),
+        "canvas/stateChanged": ("canvas", "canvas.canvasId", "canvas.extensionId", "canvas.instanceId"),
+        "changeset/contentChanged": ("files", "files[].edit", "files[].id", *_OPERATIONS),
+        "chat/backgroundWorkRemoved": ("id",),
+        "chat/backgroundWorkSet": ("work", "work.id", "work.kind", "work.label", "work.startedAt"),
+        "chat/canvasesChanged": ("canvases[].resource",),
+        "chat/changesetsChanged": ("changesets[].changeKind", "changesets[].label", "changesets[].uriTemplate"),
+        "chat/error": ("duration", "part", "part.error", "part.kind", "turnId"),
+        "chat/isArchivedChanged": ("isArchived",),
+        "chat/isReadChanged": ("isRead",),
+        "chat/movableChanged": ("movable",),
+        "chat/turnResume": ("turnId",),
+        "root/terminalsChanged": (
+            "terminals", "terminals[].claim", "terminals[].lifecycle", "terminals[].resource", "terminals[].title",
+        ),
+        "session/chatsReordered": ("chats",),
+        "session/mcpServerBackgroundRequested": ("id",),
+    }),
+)
+
+
+def required_for(version: Version) -> Mapping[str, _T]:
+    """The required payload paths of every action type in protocol `version`."""
+    return _required_for(version)[0]
+
+
+@lru_cache(maxsize=16)
+def _required_for(version: Version) -> tuple[Mapping[str, _T], Mapping[str, Any]]:
+    table = dict(REQUIRED)
+    for lo, hi, changes in REQUIRED_CHANGES:
+        if lo <= version < hi:
+            table.update(changes)
+    return MappingProxyType(table), {t: _compile(p) for t, p in table.items()}
+
+
 def _compile(paths: _T) -> tuple[tuple[str, str | None, bool], ...]:
     """`x` -> (x, None, False); `x.y` -> (x, y, False); `x[].y` -> (x, y, True)."""
     out = []
@@ -132,15 +203,17 @@ def _compile(paths: _T) -> tuple[tuple[str, str | None, bool], ...]:
 _CHECKS: Final = {t: _compile(p) for t, p in REQUIRED.items()}
 
 
-def problem(action: Mapping[str, Any]) -> str | None:
-    """Why `action` (a known type, an object) lacks a field its schema requires, or None: the
-    first level (`REQUIRED`, with its type checks of parents), then every depth and the union
+def problem(action: Mapping[str, Any], version: Version | None = None) -> str | None:
+    """Why `action` (a known type, an object) lacks a field its schema requires in protocol
+    `version` (None: the 0.7.0 facts), or None: the first level (`REQUIRED` with
+    `REQUIRED_CHANGES`, with its type checks of parents), then every depth and the union
     variants (`harness.spec.payload_shapes`)."""
-    return _first_level(action) or payload_shapes.problem(action)
+    return _first_level(action, version) or payload_shapes.problem(action, version)
 
 
-def _first_level(action: Mapping[str, Any]) -> str | None:
-    checks = _CHECKS.get(action.get("type"))  # type: ignore[arg-type]
+def _first_level(action: Mapping[str, Any], version: Version | None = None) -> str | None:
+    table = _CHECKS if version is None else _required_for(version)[1]
+    checks = table.get(action.get("type"))  # type: ignore[arg-type]
     if not checks:
         return None
     for key, sub, listed in checks:

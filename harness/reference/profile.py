@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,15 +24,44 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PINNED: Version = parse_version(PINNED_VERSION)
 
 
+#: The reducer rules that changed with a version, as data: rule -> (value before, the version
+#: that changed it, value since). `Profile.for_version` reads them; a handler asks its rule by
+#: name (`ctx.profile.durable_turn_errors`), never a version number. docs/profiles.md.
+VERSION_RULES: dict[str, tuple[bool, str, bool]] = {
+    # §7b row 10: inputNeeded entries of kind toolClientExecution do not raise InputNeeded.
+    "client_execution_blocks": (True, "0.8.0", False),
+    # 0.8.0: `session/customizationToggled {id, enablement[]}` replaces the decision set.
+    "customization_enablement": (False, "0.8.0", True),
+    # 0.9.0: chat `modifiedAt` derives from action data (turnStarted → startedAt; a turn's end →
+    # startedAt + duration), never from the clock; other chat actions leave it alone.
+    "clock_from_actions": (False, "0.9.0", True),
+    # 0.9.0: `Turn.error` gone; `chat/error {part}` appends a durable ErrorResponsePart,
+    # `chat/responsePart` cannot append one, `chat/turnResume` reopens a resumable turn.
+    "durable_turn_errors": (False, "0.9.0", True),
+    # 0.9.0: SessionLifecycle `creationFailed` renamed `failed`.
+    "failed_lifecycle": (False, "0.9.0", True),
+    # 0.9.0: terminal `lifecycle {status: running|exited, exitCode?}` replaces `exitCode`.
+    "terminal_lifecycle": (False, "0.9.0", True),
+    # 0.9.0: annotations carry `origin {session, chat?, turnId?}` instead of `turnId`.
+    "annotation_origin": (False, "0.9.0", True),
+    # 0.9.0 removed `error` from `changeset/contentChanged` (the state's error is kept).
+    "changeset_content_error": (True, "0.9.0", False),
+}
+
+
+def rules_for(version: Version) -> dict[str, bool]:
+    """Every rule of `VERSION_RULES` as it stands in `version`."""
+    return {name: (since if version >= parse_version(v) else before)
+            for name, (before, v, since) in VERSION_RULES.items()}
+
+
 @dataclass(frozen=True)
 class Profile:
     """The reducer behaviour to model.
 
     `version` is the negotiated protocol version: an action type introduced later is unknown
-    (a no-op). `client_execution_blocks` selects the session InputNeeded rule (REDUCERS.md §7b
-    row 10): True for 0.6.0 and released 0.7.0 (every `inputNeeded` entry raises InputNeeded),
-    False for 0.8.0 and for upstream main after the 0.7.0 release (entries of kind
-    `toolClientExecution` do not count).
+    (a no-op). The other fields are the rules of `VERSION_RULES` — each one what a version
+    changed — so a named snapshot between releases (`0.7.0-main`) can take one rule early.
     """
 
     version: Version = _PINNED
@@ -42,11 +71,18 @@ class Profile:
     #: False = the pre-release draft at proposal commit c840a57 (fixture 270: the replacement
     #: takes the target's position and the earlier entry is removed).
     replace_keeps_earlier: bool = True
+    customization_enablement: bool = False
+    clock_from_actions: bool = False
+    durable_turn_errors: bool = False
+    failed_lifecycle: bool = False
+    terminal_lifecycle: bool = False
+    annotation_origin: bool = False
+    changeset_content_error: bool = True
 
     @classmethod
     def for_version(cls, version: str | Version) -> Profile:
         v = parse_version(version) if isinstance(version, str) else version
-        return cls(version=v, client_execution_blocks=v < (0, 8, 0))
+        return cls(version=v, **rules_for(v))
 
     @classmethod
     def named(cls, name: str) -> Profile:
@@ -67,10 +103,18 @@ class Profile:
             text += "+exec-rule-0.8" if not self.client_execution_blocks else "+exec-rule-0.7"
         if not self.replace_keeps_earlier:
             text += "+replace-draft"
+        usual = rules_for(self.version)
+        for name in VERSION_RULES:
+            if name != "client_execution_blocks" and getattr(self, name) != usual[name]:
+                text += f"+{name}={'on' if getattr(self, name) else 'off'}"
         return text
 
     def at_least(self, version: str) -> bool:
         return self.version >= parse_version(version)
+
+    def rule(self, name: str) -> bool:
+        """The value of a `VERSION_RULES` rule in this profile."""
+        return bool(getattr(self, name))
 
 
 DEFAULT_PROFILE = Profile.for_version(PINNED_VERSION)
@@ -82,11 +126,10 @@ NAMED_PROFILES: dict[str, Profile] = {
     # queued 0.8.0 InputNeeded rule (REDUCERS.md §7b row 10).
     "0.7.0-main": Profile(version=parse_version("0.7.0"), client_execution_blocks=False),
     # The 0.8.0 draft at proposal commit c840a57 (fixture 270), before the released fix.
-    "0.8.0-c840a57": Profile(
-        version=parse_version("0.8.0"), client_execution_blocks=False, replace_keeps_earlier=False
+    "0.8.0-c840a57": replace(
+        Profile.for_version("0.8.0"), replace_keeps_earlier=False
     ),
 }
-
 
 
 def unknown_profile(name: str, what: str = "profile") -> str:
@@ -123,3 +166,14 @@ def iso_ms(now_ms: int) -> str:
 
 
 Handler = Callable[[State, Action, Ctx], State]
+#: (rule of `VERSION_RULES`, its value) -> action type -> the handler in force then.
+RuleHandlers = dict[tuple[str, bool], dict[str, Handler]]
+
+
+def merge_rule_handlers(*tables: RuleHandlers) -> RuleHandlers:
+    """One `RuleHandlers` table from several channel modules' (the same rule may appear in each)."""
+    out: RuleHandlers = {}
+    for table in tables:
+        for key, handlers in table.items():
+            out[key] = {**out.get(key, {}), **handlers}
+    return out

@@ -18,7 +18,7 @@ against the right rules.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.spec.specdir import SpecDir, SpecDirError
@@ -46,7 +46,7 @@ def from_changelog(spec: SpecDir) -> tuple[Profile, str] | None:
     base = Profile.for_version(release.released)
     if release.pending is not None and release.pending >= (0, 8, 0) > release.released:
         return (
-            Profile(version=base.version, client_execution_blocks=False),
+            replace(base, client_execution_blocks=False),
             f"CHANGELOG of {spec.path}: {format_version(release.released)} released, "
             f"{format_version(release.pending)} pending — main after the release, so the "
             "0.8.0 InputNeeded rule (§7b row 10) is on",

@@ -40,3 +40,18 @@ def _text_appender(part_kind: str) -> Handler:
 
 delta = _text_appender("markdown")
 reasoning = _text_appender("reasoning")
+
+
+def response_part_no_error(state: State, action: Action, ctx: Ctx) -> State:
+    """0.9.0: an error enters a turn only through `chat/error` (a turn-ending transition), so a
+    `chat/responsePart` carrying an error part is a no-op (fixture 270-chat)."""
+    part = action["part"]
+    if isinstance(part, dict) and part.get("kind") == "error":
+        return state
+    return response_part(state, action, ctx)
+
+
+#: Handlers a `VERSION_RULES` rule puts in place: (rule, value) -> type -> handler.
+RULE_HANDLERS: dict[tuple[str, bool], dict[str, Handler]] = {
+    ("durable_turn_errors", True): {"chat/responsePart": response_part_no_error},
+}

@@ -8,8 +8,9 @@ from . import status as st
 from . import working_directories as wd
 from .config import config_changed
 from .customizations import HANDLERS as CUSTOMIZATION_HANDLERS
+from .customizations import RULE_HANDLERS as CUSTOMIZATION_RULE_HANDLERS
 from .keyed import field_handler, remove_first, update_first, upsert, without
-from .profile import Action, Ctx, Handler, State
+from .profile import Action, Ctx, Handler, RuleHandlers, State, merge_rule_handlers
 
 
 def _flag(flag: int, source: str) -> Handler:
@@ -24,8 +25,16 @@ def ready(state: State, action: Action, ctx: Ctx) -> State:
     return {**state, "lifecycle": "ready"}
 
 
-def creation_failed(state: State, action: Action, ctx: Ctx) -> State:
-    return {**state, "lifecycle": "creationFailed", "creationError": action["error"]}
+def _creation_failed(lifecycle: str) -> Handler:
+    def handler(state: State, action: Action, ctx: Ctx) -> State:
+        return {**state, "lifecycle": lifecycle, "creationError": action["error"]}
+
+    handler.__name__ = f"creation_failed_{lifecycle}"
+    return handler
+
+
+#: Up to 0.8.0 the lifecycle is `creationFailed`; 0.9.0 renamed it `failed` (the action kept its name).
+creation_failed = _creation_failed("creationFailed")
 
 
 # -- chat catalog --------------------------------------------------------------------------
@@ -59,6 +68,22 @@ def chat_updated(state: State, action: Action, ctx: Ctx) -> State:
 
     updated = update_first(chats, "resource", action["chat"], merge)
     return state if updated is chats else {**state, "chats": updated}
+
+
+def chats_reordered(state: State, action: Action, ctx: Ctx) -> State:
+    """1.0.0 `session/chatsReordered {chats}`: the host's complete, authoritative catalogue
+    order. Applied only when `chats` names every catalogue entry exactly once (no unknown URI,
+    no duplicate, none missing); otherwise a no-op. Summaries are kept as they are, only
+    their order changes (fixtures 277–285-session)."""
+    chats = state.get("chats") or []
+    order = action["chats"]
+    by_uri = {c.get("resource"): c for c in chats if isinstance(c, dict)}
+    if len(order) != len(chats) or len(by_uri) != len(chats) or set(order) != set(by_uri):
+        return state
+    reordered = [by_uri[u] for u in order]
+    if all(a is b for a, b in zip(reordered, chats, strict=True)):
+        return state
+    return {**state, "chats": reordered}
 
 
 # -- clients and input-needed queue ---------------------------------------------------------
@@ -128,5 +153,12 @@ HANDLERS: dict[str, Handler] = {
     "session/workingDirectorySet": wd.directory_set,
     "session/workingDirectoryRemoved": wd.directory_removed,
     "session/workingDirectoryReplaced": wd.directory_replaced,
+    "session/chatsReordered": chats_reordered,
     **CUSTOMIZATION_HANDLERS,
 }
+
+#: Handlers a `VERSION_RULES` rule puts in place: (rule, value) -> type -> handler.
+RULE_HANDLERS: RuleHandlers = merge_rule_handlers(
+    {("failed_lifecycle", True): {"session/creationFailed": _creation_failed("failed")}},
+    CUSTOMIZATION_RULE_HANDLERS,
+)

@@ -31,7 +31,6 @@ def resized(state: State, action: Action, ctx: Ctx) -> State:
 
 
 
-
 def cleared(state: State, action: Action, ctx: Ctx) -> State:
     return {**state, "content": []}
 
@@ -66,6 +65,15 @@ def command_finished(state: State, action: Action, ctx: Ctx) -> State:
     return {**state, "content": result}
 
 
+def exited_lifecycle(state: State, action: Action, ctx: Ctx) -> State:
+    """0.9.0: `terminal/exited {exitCode?}` sets `lifecycle := {status: exited, exitCode?}` —
+    an exit without a code is kept as an exit (top-level `exitCode` is gone)."""
+    lifecycle: dict[str, Any] = {"status": "exited"}
+    if action.get("exitCode") is not None:
+        lifecycle["exitCode"] = action["exitCode"]
+    return {**state, "lifecycle": lifecycle}
+
+
 HANDLERS: dict[str, Handler] = {
     "terminal/data": data,
     "terminal/input": input_,
@@ -78,4 +86,9 @@ HANDLERS: dict[str, Handler] = {
     "terminal/commandDetectionAvailable": command_detection_available,
     "terminal/commandExecuted": command_executed,
     "terminal/commandFinished": command_finished,
+}
+
+#: Handlers a `VERSION_RULES` rule puts in place: (rule, value) -> type -> handler.
+RULE_HANDLERS: dict[tuple[str, bool], dict[str, Handler]] = {
+    ("terminal_lifecycle", True): {"terminal/exited": exited_lifecycle},
 }

@@ -32,15 +32,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
+from . import payload_shapes_later as later
+from .shape import Shape
 
-class Shape(NamedTuple):
-    required: tuple[str, ...] = ()
-    fields: Mapping[str, str] = {}
-    consts: Mapping[str, Any] = {}
-    variants: tuple[str, ...] = ()
-    values: str | None = None
+__all__ = ["ACTIONS", "SHAPES", "Shape", "facts_for", "problem", "shape_name"]
 
 
 _REF = re.compile(r"^(?P<name>[^\[\]{}]*)(?:\[(?P<least>\d*)\]|(?P<map>\{\}))?$")
@@ -63,19 +60,49 @@ def shape_name(ref: str) -> str:
     return _parse(ref)[0]
 
 
-def problem(action: Mapping[str, Any]) -> str | None:
+Version = tuple[int, int, int]
+
+
+def problem(action: Mapping[str, Any], version: Version | None = None) -> str | None:
     """Why `action` lacks a key its type's schema requires at some depth (or is none of a union's
-    variants), or None. The same facts under every profile: 0.6.0's one extra required key,
-    `chat/toolCallDelta.content`, is not enforced (docs/profiles.md decision 3: a content-less
-    delta appends nothing under every profile)."""
+    variants) in protocol `version` (None: 0.7.0's facts), or None. The facts per version are
+    `facts_for`: 0.6.0 also requires `chat/toolCallDelta.content`; 0.8.0 and 0.9.0 changed the
+    shapes of `payload_shapes_later.py`."""
     t = action.get("type")
     if not isinstance(t, str):
         return None
-    ref = ACTIONS.get(t)
-    return _check(action, ref, "") if ref is not None else None
+    shapes, actions = facts_for(version) if version is not None else (SHAPES, ACTIONS)
+    ref = actions.get(t)
+    return _check(action, ref, "", shapes) if ref is not None else None
 
 
-def _check(value: Any, ref: str, path: str) -> str | None:
+@lru_cache(maxsize=16)
+def facts_for(version: Version) -> tuple[Mapping[str, Shape], Mapping[str, str]]:
+    """(shapes, action type -> shape) of protocol `version`: the 0.7.0 tables with the changes
+    of each version up to `version` laid over them (`VERSION_CHANGES`)."""
+    shapes, actions = dict(SHAPES), dict(ACTIONS)
+    for lo, hi, more_shapes, more_actions in _version_changes():
+        if lo <= version < hi:
+            shapes.update(more_shapes)
+            actions.update(more_actions)
+    return shapes, actions
+
+
+def _version_changes() -> tuple[tuple[Version, Version, Mapping[str, Shape], Mapping[str, str]], ...]:
+    """(from, before, shapes, actions): the facts that hold in versions `from <= v < before`."""
+    never: Version = (99, 0, 0)
+    return (
+        # 0.6.0's schema requires a tool-call delta's `content` (0.7.0 made it optional).
+        ((0, 0, 0), (0, 7, 0), {"ChatToolCallDeltaAction": Shape(
+            required=("content", "toolCallId", "turnId"), fields={"invocationMessage": "StringOrMarkdown"},
+        )}, {}),
+        ((0, 8, 0), never, later.SHAPES_SINCE_0_8_0, later.ACTIONS_SINCE_0_8_0),
+        ((0, 9, 0), never, later.SHAPES_SINCE_0_9_0, later.ACTIONS_SINCE_0_9_0),
+    )
+
+
+def _check(value: Any, ref: str, path: str, shapes: Mapping[str, Shape] | None = None) -> str | None:
+    shapes = SHAPES if shapes is None else shapes
     name, form, least = _parse(ref)
     if form == "list":
         if not isinstance(value, list):
@@ -84,31 +111,33 @@ def _check(value: Any, ref: str, path: str) -> str | None:
             return f"{path} needs at least {least} item(s)"
         if name:
             for i, item in enumerate(value):
-                bad = _object(item, name, f"{path}[{i}]")
+                bad = _object(item, name, f"{path}[{i}]", shapes)
                 if bad:
                     return bad
         return None
     if form == "map":
         if isinstance(value, dict):
             for k, item in value.items():
-                bad = _object(item, name, f"{path}.{k}")
+                bad = _object(item, name, f"{path}.{k}", shapes)
                 if bad:
                     return bad
         return None
-    return _object(value, name, path)
+    return _object(value, name, path, shapes)
 
 
-def _object(value: Any, name: str, path: str) -> str | None:
-    shape = SHAPES.get(name)
+def _object(value: Any, name: str, path: str, shapes: Mapping[str, Shape]) -> str | None:
+    shape = shapes.get(name)
     if shape is None or not isinstance(value, dict):
         return None  # no facts, or not an object (types are not judged here)
     if shape.variants:
-        problems = [_object(value, v, path) for v in shape.variants]
+        problems = [_object(value, v, path, shapes) for v in shape.variants]
         if any(p is None for p in problems):
+            return None
+        if shape.open and not any(_claims(value, v, shapes) for v in shape.variants):
             return None
         # name the variant the object claims to be (its constants match), else the first
         claimed = next(
-            (p for v, p in zip(shape.variants, problems, strict=True) if _claims(value, v)),
+            (p for v, p in zip(shape.variants, problems, strict=True) if _claims(value, v, shapes)),
             problems[0],
         )
         return claimed
@@ -120,19 +149,19 @@ def _object(value: Any, name: str, path: str) -> str | None:
             return f"{(path + '.' if path else '')}{k} is not {' or '.join(map(repr, c)) if isinstance(c, tuple) else repr(c)}"
     for k, ref in shape.fields.items():
         if value.get(k) is not None:
-            bad = _check(value[k], ref, f"{path}.{k}" if path else k)
+            bad = _check(value[k], ref, f"{path}.{k}" if path else k, shapes)
             if bad:
                 return bad
     if shape.values is not None:
         for k, item in value.items():
-            bad = _check(item, shape.values, f"{path}.{k}" if path else k)
+            bad = _check(item, shape.values, f"{path}.{k}" if path else k, shapes)
             if bad:
                 return bad
     return None
 
 
-def _claims(value: Mapping[str, Any], name: str) -> bool:
-    shape = SHAPES.get(name)
+def _claims(value: Mapping[str, Any], name: str, shapes: Mapping[str, Shape]) -> bool:
+    shape = shapes.get(name)
     return shape is not None and bool(shape.consts) and all(
         _is(value[k], c) for k, c in shape.consts.items() if k in value
     )

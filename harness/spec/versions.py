@@ -1,8 +1,9 @@
 """Protocol versions, the action registry and the client-dispatchable set.
 
 Facts from REDUCERS.md §2.4, §2.4.1, §2.6 and §2.6.1: which version introduced each action type,
-and which types a client may dispatch. The target of this harness is spec 0.7.0; 0.8.0 is known
-only for `session/workingDirectoryReplaced`.
+and which types a client may dispatch. The pinned target of this harness is spec 0.7.0; 0.8.0,
+0.9.0 and 1.0.0 are full profiles (their action types from the CHANGELOG entries and the 1.0.0
+schema, `ahp-spec/DELTA-1.0.0.md`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ Version = tuple[int, int, int]
 
 PINNED_VERSION: Final = "0.7.0"
 #: Versions the harness can model, oldest first.
-KNOWN_VERSIONS: Final = ("0.5.1", "0.5.2", "0.6.0", "0.7.0", "0.8.0")
+KNOWN_VERSIONS: Final = ("0.5.1", "0.5.2", "0.6.0", "0.7.0", "0.8.0", "0.9.0", "1.0.0")
 
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
@@ -98,6 +99,24 @@ _INTRODUCED: dict[str, list[str]] = {
         "chat/workingDirectoryRemoved",
     ],
     "0.8.0": ["session/workingDirectoryReplaced"],
+    "0.9.0": [
+        "chat/turnResume",
+        *_family("automation", "createRequested updateRequested set removed"),
+        *_family(
+            "automationRun",
+            "lifecycleChanged sessionSet sessionRemoved primarySessionChanged cancelRequested",
+        ),
+    ],
+    "1.0.0": [
+        *_family(
+            "chat",
+            "isReadChanged isArchivedChanged changesetsChanged movableChanged "
+            "backgroundWorkSet backgroundWorkRemoved canvasesChanged",
+        ),
+        "session/chatsReordered",
+        "session/mcpServerBackgroundRequested",
+        "canvas/stateChanged",
+    ],
 }
 
 #: action type -> the version that introduced it.
@@ -111,16 +130,19 @@ _CLIENT_DISPATCHABLE = [
         "session",
         "titleChanged activeClientSet activeClientRemoved customizationToggled "
         "mcpServerStartRequested mcpServerStopRequested isReadChanged isArchivedChanged "
-        "configChanged workingDirectorySet workingDirectoryRemoved workingDirectoryReplaced",
+        "configChanged workingDirectorySet workingDirectoryRemoved workingDirectoryReplaced "
+        "mcpServerBackgroundRequested",
     ),
     *_family(
         "chat",
         "turnStarted toolCallConfirmed toolCallComplete toolCallResultConfirmed "
         "toolCallContentChanged turnCancelled pendingMessageSet pendingMessageRemoved "
         "queuedMessagesReordered draftChanged inputAnswerChanged inputCompleted truncated "
-        "workingDirectorySet workingDirectoryRemoved",
+        "workingDirectorySet workingDirectoryRemoved turnResume isReadChanged isArchivedChanged",
     ),
     "changeset/filesReviewChanged",
+    *_family("automation", "createRequested updateRequested removed"),
+    "automationRun/cancelRequested",
     *_family("annotations", "set updated removed entrySet entryRemoved"),
     *_family("terminal", "input resized claimed titleChanged cleared"),
 ]
@@ -136,6 +158,16 @@ KIND_PREFIX: Final = {
     "changeset": "changeset/",
     "annotations": "annotations/",
     "resourceWatch": "resourceWatch/",
+    "automation": "automation/",
+    "automationRun": "automationRun/",
+    "canvas": "canvas/",
+}
+#: State kinds newer than the first release, and the version that introduced each (a profile
+#: older than that has no such channel).
+KIND_INTRODUCED_IN: Final[dict[str, Version]] = {
+    "automation": (0, 9, 0),
+    "automationRun": (0, 9, 0),
+    "canvas": (1, 0, 0),
 }
 KINDS: Final = tuple(KIND_PREFIX)
 
@@ -148,7 +180,16 @@ STATE_DEFINITIONS: Final = {
     "changeset": "ChangesetState",
     "annotations": "AnnotationsState",
     "resourceWatch": "ResourceWatchState",
+    "automation": "AutomationState",
+    "automationRun": "AutomationRunState",
+    "canvas": "CanvasState",
 }
+
+
+def kinds_of(version: Version | str) -> tuple[str, ...]:
+    """The state kinds protocol `version` has (its channels), in `KINDS` order."""
+    v = parse_version(version) if isinstance(version, str) else version
+    return tuple(k for k in KINDS if KIND_INTRODUCED_IN.get(k, (0, 0, 0)) <= v)
 
 
 def introduced_in(action_type: str) -> Version | None:

@@ -41,7 +41,7 @@ from .adversarial import (
     unknown_action_types,
     wrong_type_actions,
 )
-from .dispatch import BUILDERS, action_of_type, actions_for, stale_actions_for, valid_actions
+from .dispatch import BUILDERS, action_of_type, actions_for, offer, stale_actions_for, valid_actions
 from .required import ANY_TYPED_FIELDS, REQUIRED_FIELDS, missing_required
 
 __all__ = [
@@ -71,6 +71,7 @@ __all__ = [
     "near_miss_type_actions",
     "near_miss_types",
     "nested_value",
+    "offer",
     "oversized_string_actions",
     "stale_actions_for",
     "tool_results_with_extra_keys",

@@ -10,7 +10,14 @@ from typing import Any, Final
 from hypothesis import strategies as st
 
 from harness.reference import DEFAULT_PROFILE, Profile
-from harness.spec.versions import ACTION_INTRODUCED_IN, KIND_PREFIX, KINDS, is_known_to
+from harness.spec.versions import (
+    ACTION_INTRODUCED_IN,
+    KIND_INTRODUCED_IN,
+    KIND_PREFIX,
+    format_version,
+    is_known_to,
+    kinds_of,
+)
 
 from .._common import Json, json_scalars, short_text
 from .dispatch import action_of_type, valid_actions
@@ -65,20 +72,21 @@ def near_miss_types(action_type: str) -> list[str]:
     ]
 
 
-def near_miss_type_actions(kind: str | None = None) -> st.SearchStrategy[Json]:
+def near_miss_type_actions(kind: str | None = None, version: str = "0.7.0") -> st.SearchStrategy[Json]:
     """Adversarial (INV-004): a valid action whose `type` is a near miss of a real type."""
-    return valid_actions(kind).flatmap(
+    return valid_actions(kind, version).flatmap(
         lambda a: st.sampled_from(near_miss_types(a["type"])).map(lambda t: {**a, "type": t})
     )
 
 
-def foreign_family_actions(kind: str) -> st.SearchStrategy[Json]:
-    """Adversarial (INV-005): a valid action of another family handed to `kind`'s reducer."""
-    others = [k for k in KINDS if k != kind]
-    return st.sampled_from(others).flatmap(valid_actions)
+def foreign_family_actions(kind: str, version: str = "0.7.0") -> st.SearchStrategy[Json]:
+    """Adversarial (INV-005): a valid action of another family (one `version` has) handed to
+    `kind`'s reducer."""
+    others = [k for k in kinds_of(version) if k != kind]
+    return st.sampled_from(others).flatmap(lambda k: valid_actions(k, version))
 
 
-def missing_field_actions(kind: str | None = None) -> st.SearchStrategy[Json]:
+def missing_field_actions(kind: str | None = None, version: str = "0.7.0") -> st.SearchStrategy[Json]:
     """Adversarial: a valid action with one required field removed (`type` itself when the
     type has no other required field). `missing_required` tells which one is missing."""
 
@@ -87,7 +95,7 @@ def missing_field_actions(kind: str | None = None) -> st.SearchStrategy[Json]:
         names = [k for k in req if k in a] or ["type"]
         return st.sampled_from(names).map(lambda k: {n: v for n, v in a.items() if n != k})
 
-    return valid_actions(kind).flatmap(drop)
+    return valid_actions(kind, version).flatmap(drop)
 
 
 EXTRA_FIELD_NAMES: Final = (
@@ -102,12 +110,12 @@ EXTRA_FIELD_NAMES: Final = (
 )
 
 
-def extra_field_actions(kind: str | None = None) -> st.SearchStrategy[Json]:
+def extra_field_actions(kind: str | None = None, version: str = "0.7.0") -> st.SearchStrategy[Json]:
     """Adversarial: a valid action plus keys no action declares (the schemas allow them; a
     reducer must ignore them — INV-051 is the place where the reference reducer does not)."""
     return st.builds(
         lambda a, extra: {**a, **{k: v for k, v in extra.items() if k not in a}},
-        valid_actions(kind),
+        valid_actions(kind, version),
         st.dictionaries(st.sampled_from(EXTRA_FIELD_NAMES), json_scalars(), min_size=1, max_size=3),
     ).filter(lambda a: any(k in a for k in EXTRA_FIELD_NAMES))
 
@@ -126,7 +134,7 @@ def _wrong_values(value: Any) -> list[Any]:
     return ["x", 1]
 
 
-def wrong_type_actions(kind: str | None = None) -> st.SearchStrategy[Json]:
+def wrong_type_actions(kind: str | None = None, version: str = "0.7.0") -> st.SearchStrategy[Json]:
     """Adversarial: a valid action with one payload field replaced by a value of another JSON
     type (string <-> number, object <-> array, boolean -> string, null)."""
 
@@ -138,7 +146,7 @@ def wrong_type_actions(kind: str | None = None) -> st.SearchStrategy[Json]:
             lambda k: st.sampled_from(_wrong_values(a[k])).map(lambda v: {**a, k: v})
         )
 
-    return valid_actions(kind).flatmap(swap)
+    return valid_actions(kind, version).flatmap(swap)
 
 
 def later_version_actions(version: str = "0.7.0") -> st.SearchStrategy[Json]:
@@ -163,7 +171,7 @@ STRING_FIELDS: Final = (
 
 
 def oversized_string_actions(
-    kind: str | None = None, min_size: int = 65_536, max_size: int = 1_048_576
+    kind: str | None = None, min_size: int = 65_536, max_size: int = 1_048_576, version: str = "0.7.0"
 ) -> st.SearchStrategy[Json]:
     """Adversarial: a valid action with one string field (or a new `_meta` string) made
     64 KiB–1 MiB long."""
@@ -177,7 +185,7 @@ def oversized_string_actions(
 
     return st.builds(
         grow,
-        valid_actions(kind),
+        valid_actions(kind, version),
         st.integers(min_size, max_size),
         st.sampled_from(("a", "é", "🙂", "\x00")),
     )
@@ -207,13 +215,13 @@ def json_depth(value: Any) -> int:
 
 
 def deeply_nested_actions(
-    kind: str | None = None, min_depth: int = 64, max_depth: int = 400
+    kind: str | None = None, min_depth: int = 64, max_depth: int = 400, version: str = "0.7.0"
 ) -> st.SearchStrategy[Json]:
     """Adversarial: a valid action carrying a value nested `min_depth..max_depth` deep in
     `_meta` (which every schema allows to hold any JSON)."""
     return st.builds(
         lambda a, d: {**a, "_meta": {"deep": nested_value(d)}},
-        valid_actions(kind),
+        valid_actions(kind, version),
         st.integers(min_depth, max_depth),
     )
 
@@ -248,15 +256,17 @@ def tool_results_with_extra_keys() -> st.SearchStrategy[Json]:
 def adversarial_actions(kind: str, profile: Profile = DEFAULT_PROFILE) -> st.SearchStrategy[Json]:
     """Any adversarial action for a reducer of `kind` (the union of the tactics above)."""
     later = sorted(t for t in ACTION_INTRODUCED_IN if not is_known_to(t, profile.version))
+    # A kind newer than the profile: its own actions are all too new; draw them at its version.
+    v = format_version(max(profile.version, KIND_INTRODUCED_IN.get(kind, profile.version)))
     tactics = [
         unknown_action_types(kind),
-        near_miss_type_actions(kind),
-        foreign_family_actions(kind),
-        missing_field_actions(kind),
-        extra_field_actions(kind),
-        wrong_type_actions(kind),
-        oversized_string_actions(kind, min_size=4_096, max_size=65_536),
-        deeply_nested_actions(kind, min_depth=16, max_depth=128),
+        near_miss_type_actions(kind, v),
+        foreign_family_actions(kind, v),
+        missing_field_actions(kind, v),
+        extra_field_actions(kind, v),
+        wrong_type_actions(kind, v),
+        oversized_string_actions(kind, min_size=4_096, max_size=65_536, version=v),
+        deeply_nested_actions(kind, min_depth=16, max_depth=128, version=v),
     ]
     if later:
         tactics.append(st.sampled_from(sorted(later)).flatmap(lambda t: action_of_type(t)))

@@ -389,6 +389,12 @@ def _response_part(s: Json, ctx: ActionContext) -> Offer:
     return (HOT if c.active else COLD), make
 
 
+def error_parts() -> st.SearchStrategy[Json]:
+    """0.9.0 `ErrorResponsePart {kind: error, error, resumable?}` (resumable often, so that
+    `chat/turnResume` has turns to reopen)."""
+    return obj({"kind": st.just("error"), "error": msg.error_infos()}, {"resumable": st.booleans()})
+
+
 def _turn_end(type_: str) -> Builder:
     def build(s: Json, ctx: ActionContext) -> Offer:
         c = chat_view(s)
@@ -399,7 +405,9 @@ def _turn_end(type_: str) -> Builder:
                 turnId=_turn_id(c, ctx),
                 duration=st.one_of(non_negative_ints(600_000), st.just(-5)),
             )
-            if type_ == "chat/error":
+            if type_ == "chat/error" and ctx.profile.durable_turn_errors:
+                fields["part"] = error_parts()  # 0.9.0: a durable ErrorResponsePart
+            elif type_ == "chat/error":
                 fields["error"] = msg.error_infos()
             return obj(fields, {"_meta": meta()})
 

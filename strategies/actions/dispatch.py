@@ -20,10 +20,14 @@ from harness.reference import DEFAULT_PROFILE, Profile
 from harness.spec.versions import KINDS, action_types, is_known_to, kind_of
 
 from .._common import Json
+from ..versioned import action_shapers, shaped
 from ._base import ActionContext, Builder, Make
 from .annotations import ANNOTATIONS_BUILDERS, RESOURCE_WATCH_BUILDERS
+from .automation import AUTOMATION_BUILDERS, AUTOMATION_RUN_BUILDERS
+from .canvas import CANVAS_BUILDERS
 from .changeset import CHANGESET_BUILDERS
 from .chat import CHAT_BUILDERS
+from .chat_flags import CHAT_LATER_BUILDERS
 from .root import ROOT_BUILDERS
 from .session import SESSION_BUILDERS
 from .terminal import TERMINAL_BUILDERS
@@ -32,11 +36,14 @@ BUILDERS: Final[Mapping[str, Mapping[str, Builder]]] = MappingProxyType(
     {
         "root": ROOT_BUILDERS,
         "session": SESSION_BUILDERS,
-        "chat": CHAT_BUILDERS,
+        "chat": MappingProxyType({**CHAT_BUILDERS, **CHAT_LATER_BUILDERS}),
         "terminal": TERMINAL_BUILDERS,
         "changeset": CHANGESET_BUILDERS,
         "annotations": ANNOTATIONS_BUILDERS,
         "resourceWatch": RESOURCE_WATCH_BUILDERS,
+        "automation": AUTOMATION_BUILDERS,
+        "automationRun": AUTOMATION_RUN_BUILDERS,
+        "canvas": CANVAS_BUILDERS,
     }
 )
 
@@ -55,19 +62,21 @@ def action_of_type(
 ) -> st.SearchStrategy[Json]:
     """A valid action of one type; state-aware when `state` is given (ids from it)."""
     ctx = context or ActionContext()
-    return builder(action_type)(state if state is not None else _EMPTY, ctx)[1]()
+    make = builder(action_type)(state if state is not None else _EMPTY, ctx)[1]
+    return _in_version(action_type, 1.0, make, ctx.profile.version)[1]()
 
 
 @functools.lru_cache(maxsize=32)
 def valid_actions(kind: str | None = None, version: str = "0.7.0") -> st.SearchStrategy[Json]:
     """Any valid action of `kind` (every kind when None) known to `version` (state-free)."""
     types = action_types(version, kind)
-    return st.sampled_from(types).flatmap(_state_free)
+    return st.sampled_from(types).flatmap(lambda t: _state_free(t, version))
 
 
 @functools.lru_cache(maxsize=256)
-def _state_free(action_type: str) -> st.SearchStrategy[Json]:
-    return action_of_type(action_type)
+def _state_free(action_type: str, version: str = "0.7.0") -> st.SearchStrategy[Json]:
+    profile = DEFAULT_PROFILE if version == "0.7.0" else Profile.for_version(version)
+    return action_of_type(action_type, context=ActionContext(profile=profile))
 
 
 @functools.lru_cache(maxsize=256)
@@ -126,7 +135,7 @@ def actions_for(
     if not chosen:
         raise ValueError(f"no {kind} action type known to {ctx.profile.label} among {types}")
     table = BUILDERS[kind]
-    offers = [(t, *table[t](state, ctx)) for t in chosen]
+    offers = [(t, *_in_version(t, *table[t](state, ctx), ctx.profile.version)) for t in chosen]
     offers = [o for o in offers if o[1] > 0]
     # Hypothesis draws the first branch far more often than its weight says (zero-extended and
     # mutated examples), so put the applicable types first, in an order that varies with the
@@ -138,6 +147,19 @@ def actions_for(
         _STRATEGIES.clear()
     _STRATEGIES[key] = (state, strategy)
     return strategy
+
+
+def offer(action_type: str, state: Json, ctx: ActionContext) -> tuple[float, Make]:
+    """(weight, make) of one type on `state`, its strategy in the profile's shapes."""
+    return _in_version(action_type, *BUILDERS[kind_of(action_type) or ""][action_type](state, ctx), ctx.profile.version)
+
+
+def _in_version(action_type: str, weight: float, make: Make, version: object) -> tuple[float, Make]:
+    """The offer with its strategy in `version`'s shapes (`strategies.versioned`)."""
+    shapers = action_shapers(action_type, version)  # type: ignore[arg-type]
+    if not shapers:
+        return weight, make
+    return weight, lambda: shaped(make(), shapers)
 
 
 def _chosen_then_built(makes: list[Make], weights: tuple[float, ...]) -> st.SearchStrategy[Json]:

@@ -99,6 +99,27 @@ REQUIRED_FIELDS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         "terminal/commandExecuted": ("commandId", "commandLine", "timestamp"),
         "terminal/commandFinished": ("commandId",),
         "resourceWatch/changed": ("changes",),
+        # 0.9.0 / 1.0.0 (the 1.0.0 actions schema)
+        "automation/createRequested": ("resource", "definition"),
+        "automation/updateRequested": ("resource", "changes"),
+        "automation/set": ("automation",),
+        "automation/removed": ("resource",),
+        "automationRun/lifecycleChanged": ("lifecycle",),
+        "automationRun/sessionSet": ("session",),
+        "automationRun/sessionRemoved": ("session",),
+        "automationRun/primarySessionChanged": (),
+        "automationRun/cancelRequested": (),
+        "canvas/stateChanged": ("canvas",),
+        "chat/turnResume": ("turnId",),
+        "chat/isReadChanged": ("isRead",),
+        "chat/isArchivedChanged": ("isArchived",),
+        "chat/changesetsChanged": (),
+        "chat/movableChanged": ("movable",),
+        "chat/canvasesChanged": (),
+        "chat/backgroundWorkSet": ("work",),
+        "chat/backgroundWorkRemoved": ("id",),
+        "session/chatsReordered": ("chats",),
+        "session/mcpServerBackgroundRequested": ("id",),
     }
 )
 #: Payload fields whose schema accepts any JSON value (a "wrong type" cannot exist for them).

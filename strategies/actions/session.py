@@ -213,10 +213,27 @@ def _enabled_by_id(customizations: Sequence[Any]) -> dict[str, Any]:
     return out
 
 
+def enablements() -> st.SearchStrategy[list[Json]]:
+    """0.8.0 `CustomizationEnablement[]`: scoped decisions (global, workspace, session), at most
+    one per scope; `[]` restores the default."""
+    one = st.one_of(
+        st.fixed_dictionaries({"kind": st.just("global"), "enabled": st.booleans()}),
+        st.fixed_dictionaries(
+            {"kind": st.just("workspace"), "uri": uris.directories(), "enabled": st.booleans()}
+        ),
+        st.fixed_dictionaries({"kind": st.just("session"), "enabled": st.booleans()}),
+    )
+    return st.lists(one, max_size=3, unique_by=lambda e: e["kind"])
+
+
 def _cust_toggled(s: Json, ctx: ActionContext) -> Offer:
     enabled = _enabled_by_id(s.get("customizations") or [])
 
     def one(cid: str) -> st.SearchStrategy[Json]:
+        if ctx.profile.customization_enablement:  # 0.8.0: the whole decision set; [] = default
+            return st.fixed_dictionaries(
+                act("session/customizationToggled", id=st.just(cid), enablement=enablements())
+            )
         flip = st.just(enabled.get(cid) is not True)  # usually the opposite of the current value
         value = weighted([(0.85, flip), (0.15, st.booleans())])
         return st.fixed_dictionaries(
@@ -332,6 +349,42 @@ def _mcp(type_: str, **extra: st.SearchStrategy[Any]) -> Builder:
     return build
 
 
+def _background(s: Json, ctx: ActionContext) -> Offer:
+    """1.0.0 `session/mcpServerBackgroundRequested`: a server that is starting and blocking
+    (the only one it changes), else any server (a no-op)."""
+    servers = _mcp_servers(s.get("customizations") or [])
+    blocking = [
+        m["id"] for m in servers
+        if isinstance(m.get("id"), str) and (m.get("state") or {}).get("kind") == "starting"
+        and (m.get("state") or {}).get("blocking") is True
+    ]
+    present = blocking or ids(servers, "id")
+    return (HOT if blocking else COLD), lambda: st.fixed_dictionaries(
+        act("session/mcpServerBackgroundRequested", id=id_from(present, CUSTOMIZATION_IDS, stale=ctx.stale))
+    )
+
+
+def _chats_reordered(s: Json, ctx: ActionContext) -> Offer:
+    """1.0.0 `session/chatsReordered`: mostly a permutation of the whole catalogue (the host's
+    authoritative order); a stale share is incomplete, has a duplicate or an unknown URI (a
+    no-op the reducer must ignore)."""
+    present = _chat_resources(s)
+    if not present:
+        return COLD, lambda: st.fixed_dictionaries(act("session/chatsReordered", chats=st.just([])))
+
+    def make() -> st.SearchStrategy[Json]:
+        whole = st.permutations(present)
+        broken = st.one_of(
+            whole.map(lambda p: p[:-1]),
+            whole.map(lambda p: [*p, p[0]]),
+            whole.map(lambda p: [*p[:-1], "ahp-chat:/unknown"]),
+        )
+        order = weighted([(1.0 - ctx.stale, whole.map(list)), (ctx.stale, broken)])
+        return st.fixed_dictionaries(act("session/chatsReordered", chats=order))
+
+    return (HOT if len(present) > 1 else COLD), make
+
+
 def _flag_toggle(type_: str, key: str, bit: int) -> Builder:
     def build(s: Json, ctx: ActionContext) -> Offer:
         want = not flag(s.get("status"), bit)
@@ -398,6 +451,8 @@ SESSION_BUILDERS: Final[Mapping[str, Builder]] = MappingProxyType(
         ),
         "session/mcpServerStartRequested": _mcp("session/mcpServerStartRequested"),
         "session/mcpServerStopRequested": _mcp("session/mcpServerStopRequested"),
+        "session/mcpServerBackgroundRequested": _background,
+        "session/chatsReordered": _chats_reordered,
         "session/isReadChanged": _flag_toggle("session/isReadChanged", "isRead", sts.IS_READ),
         "session/isArchivedChanged": _flag_toggle(
             "session/isArchivedChanged", "isArchived", sts.IS_ARCHIVED
