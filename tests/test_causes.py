@@ -482,12 +482,17 @@ def test_a_derived_value_beside_an_encoder_loss_is_its_own_cause() -> None:
     expected = {"status": 8, "turns": [], "activeTurn": {"id": "t1", "responseParts": []}}
     observed = {"status": 40, "activeTurn": {"id": "t1"}}
     view = _view(before, expected, observed, atype="chat/turnStarted")
-    assert {c.key for c in view.causes} == {("dropped-empty",), ("stale", "status")}
+    assert {c.key for c in view.causes} == {("dropped-empty",), ("unapplied", "chat/turnStarted")}
     # the same bug on a chat already in progress and read: the target leaves the status as it
     # was (40) where the model clears IsRead — the same cause, not a second one
     kept = _view({"status": 40, "turns": []}, {**expected, "status": 8}, {"status": 40, "turns": [],
                  "activeTurn": {"id": "t1", "responseParts": []}}, atype="chat/turnStarted")
-    assert [c.key for c in kept.causes] == [("stale", "status")]
+    assert [c.key for c in kept.causes] == [("unapplied", "chat/turnStarted")]
+    # the control: an activity computed otherwise (8 where the model has 24) is the derived
+    # field's cause, whatever the action, beside the encoder loss or alone
+    other = _view({"status": 1, "turns": []}, {**expected, "status": 24}, {**observed, "status": 8},
+                  atype="chat/turnStarted")
+    assert {c.key for c in other.causes} == {("dropped-empty",), ("stale", "status")}
     # the control: beside a difference of what the reducer computes from (a tool call's status
     # the target got wrong), the status follows from it and is no cause of its own
     part = {"kind": "toolCall", "toolCall": {"toolCallId": "c1", "status": "pending-confirmation"}}

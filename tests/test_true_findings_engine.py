@@ -821,3 +821,14 @@ def test_a_turn_end_that_leaves_namesake_calls_open_is_the_action_not_the_namesa
     view = StepView("chat", {"type": "chat/turnComplete", "turnId": "t1"}, before, before, model, target)
     view.echo = lambda: model
     assert [c.key for c in view.causes] == [("unapplied", "chat/turnComplete")]
+
+
+def test_an_action_on_namesakes_the_target_ignores_altogether_is_unapplied() -> None:
+    # toolCallReady names tc1, which two calls share; a target that updates neither ignored the
+    # action (a crafted target ignoring auth-required read as duplicate-id before)
+    before = _two_calls("streaming", "streaming")
+    model = _two_calls("running", "running")
+    view = StepView("chat", {"type": "chat/toolCallReady", "turnId": "t1", "toolCallId": "tc1"},
+                    before, before, model, before)
+    view.echo = lambda: model
+    assert [c.key for c in view.causes] == [("unapplied", "chat/toolCallReady")]

@@ -118,7 +118,7 @@ def table(trials: list[dict[str, Any]], targets: list[Target], seeds: list[int],
     rows = [f"### {label}", "",
             "| target | bug | class | found | median exposure (s / steps) | max exposure (s / steps) |",
             "|---|---|---:|---:|---:|---:|"]
-    summary: list[str] = ["", "| target | runs | findings | causes | findings per cause | false findings | exit codes |",
+    summary: list[str] = ["", "| target | runs | findings | causes | findings per bug found | false findings | exit codes |",
                           "|---|---:|---:|---:|---:|---:|---|"]
     for t in targets:
         mine = [x for x in trials if x["target"] == t.name]
@@ -142,7 +142,10 @@ def table(trials: list[dict[str, Any]], targets: list[Target], seeds: list[int],
         causes = sum(len({f["cause"] for f in x["findings"]}) for x in mine)
         false = sum(1 for x in mine for f in x["findings"] if not any(names(f["key"], b) for b in t.bugs))
         exits = ",".join(str(x["exit"]) for x in sorted(mine, key=lambda x: x["seed"]))
-        per = f"{n_find / causes:.2f}" if causes else "—"
+        # per bug, not per cause id: two ids for one bug (a bug reported under two causes) count
+        named = sum(1 for x in mine for f in x["findings"] if any(names(f["key"], b) for b in t.bugs))
+        bugs_found = sum(1 for x in mine for b in t.bugs if any(names(f["key"], b) for f in x["findings"]))
+        per = f"{named / bugs_found:.2f}" if bugs_found else "—"
         summary.append(f"| {t.name} | {len(mine)} | {n_find} | {causes} | {per} | {false} | {exits} |")
     bugs = [(t, b) for t in targets for b in t.bugs]
     full = sum(1 for t, b in bugs

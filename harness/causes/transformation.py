@@ -60,6 +60,8 @@ STAMPS: Final = frozenset({"modifiedAt", "chats[].modifiedAt"})
 #: reducer computes a derived field from: a derived field that differs beside one of them is a
 #: cause of its own, not a consequence of it (issue 32: an ignored isReadChanged hid behind the
 #: encoder's `activeClients: []` lost).
+#: A status's activity bits (REDUCERS.md §2.5): computed from the rest; the bits above are flags.
+ACTIVITY_BITS: Final = 31
 ENCODING: Final = frozenset({"dropped-empty", "added-empty", "int-wrap", "int-precision", "type", "unmodelled"})
 #: Transformations told by the two values alone (before `unapplied` is considered).
 _CONTEXT_FREE: Final = frozenset({"int-wrap", "dropped-empty", "added-empty"})
@@ -208,12 +210,10 @@ class StepView:
             else:
                 left.append(d)
         unapplied = left
-        # a field the step's action writes itself is not derived on that step: an action whose
-        # every change in the model is to derived fields (isReadChanged sets `status`, a
-        # chatUpdated of `status` alone) wrote them
-        writes = self._writes_derived_only
-        derived = [d for d in unapplied if shape(d[0]) in DERIVED and not writes]
-        applied = [d for d in unapplied if shape(d[0]) not in DERIVED or writes]
+        # a field the step's action writes itself is not derived on that step (isReadChanged sets
+        # a status flag, a chatUpdated carries `status`)
+        derived = [d for d in unapplied if shape(d[0]) in DERIVED and not self._action_writes(d)]
+        applied = [d for d in unapplied if shape(d[0]) not in DERIVED or self._action_writes(d)]
         for d in derived:  # a field the reducers compute from the rest: one cause per field, any type
             where = shape(d[0])
             add(derived_cause(where), d)
@@ -250,13 +250,32 @@ class StepView:
         return (not self.probe and isinstance(self.before, dict) and isinstance(self.expected, dict)
                 and (self.expected is self.before or not _first(diff_paths(self.before, self.expected, null_is_absent=True))))
 
-    @cached_property
-    def _writes_derived_only(self) -> bool:
-        """The model changed derived fields on this step and nothing else: the action writes them."""
-        if self.probe or not (isinstance(self.before, dict) and isinstance(self.expected, dict)):
+    def _action_writes(self, d: tuple[Any, Any, Any]) -> bool:
+        """The difference `d` at a derived field is in what the step's action writes itself, not
+        in what the reducer recomputes: the payload carries the field's key (`changes.status`),
+        or the model's status and the target's differ in flag bits only (IsRead, IsArchived: bits
+        5 and up, which actions set or clear), not in activity bits (bits 0–4, recomputed from the
+        rest, REDUCERS.md §5.1)."""
+        p, a, b = d
+        if self.probe or not p or not isinstance(p[-1], str):
             return False
-        changed = {shape(p) for p, _, _ in _first(diff_paths(self.before, self.expected, null_is_absent=True))}
-        return bool(changed) and changed <= DERIVED
+        key = p[-1]
+        if key in self._payload_keys:
+            return True
+        return key == "status" and type(a) is int and type(b) is int and a != b and (a ^ b) & ACTIVITY_BITS == 0
+
+    @cached_property
+    def _payload_keys(self) -> frozenset[str]:
+        out: set[str] = set()
+        stack = [self.action]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                out.update(k for k in v if k != "type")
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+        return frozenset(out)
 
     def _unstamped(self, c: Cause, diffs: list[tuple[Any, Any, Any]]) -> bool:
         """`c` is a stamp left as it was, on a step where the target changed its state: it ran
@@ -368,7 +387,10 @@ class StepView:
                 # which namesake an action updates is a question only for an action that names
                 # one (a `toolCallId`): a turn's end that leaves every open call as it was is
                 # that action's cause, namesakes or not
-                if j != p[n] and shared and any(v in named for _, v in shared):
+                if (j != p[n] and shared and any(v in named for _, v in shared)
+                        and _differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))):
+                    # ... and the target did update a namesake (this one or another): one that
+                    # updated none ignored the action
                     return Cause(("duplicate-id",), "of list items sharing an identifier (two tool calls of "
                                  "one `toolCallId`, two commands of one `commandId` …), the target updates "
                                  "other namesakes than the model does")
@@ -395,10 +417,13 @@ class StepView:
             # alike: an encoder may drop one): the action, unless the target's echo shows it
             # cannot hold the value (`_representation_losses`) — or a namesake was updated instead
             return Cause(("unapplied", self.type), "")
-        if c.transformation in ("value", "variant") and shape(p) in DERIVED and not self._writes_derived_only:
+        if c.transformation in ("value", "variant") and shape(p) in DERIVED and not self._action_writes(d):
             # a derived field computed otherwise: one cause with one left as it was (a target that
-            # keeps IsRead where the model clears it shows both, by the state it meets)
+            # recomputes an activity otherwise shows both, by the state it meets)
             return derived_cause(shape(p))
+        if c.transformation in ("value", "variant") and shape(p) in DERIVED and self._action_writes(d):
+            # a flag the action sets or clears, left as it was where the rest changed: the action
+            return Cause(("unapplied", self.type), "")
         return c
 
 
