@@ -50,3 +50,16 @@ def sibling_spec(name: str) -> SpecDir:
     if not path.is_dir():
         pytest.skip(f"no {name} folder beside {ENV_VAR} ({path})")
     return SpecDir(path)
+
+
+@pytest.fixture(autouse=True)
+def _spec_folder_restored() -> object:
+    """A command run in-process with `--spec` sets `$AHP_SPEC_DIR` for the processes it starts;
+    every test leaves the variable as it found it (one such test made every later test skip for
+    want of a sibling spec folder)."""
+    saved = os.environ.get(ENV_VAR)
+    yield
+    if saved is None:
+        os.environ.pop(ENV_VAR, None)
+    else:
+        os.environ[ENV_VAR] = saved

@@ -33,8 +33,11 @@ def _folder_without_a_version(tmp_path: Path, spec_dir: SpecDir, changelog: str 
 ])
 def test_a_spec_folder_whose_changelog_names_no_version_is_named_in_the_profile_line(
         tmp_path: Path, spec_dir: SpecDir, changelog: str | None, says: str,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     folder = _folder_without_a_version(tmp_path, spec_dir, changelog)
+    # `run --spec` sets $AHP_SPEC_DIR for the processes it starts: restored after this test (it
+    # leaked into every later test's spec folder before)
+    monkeypatch.setenv("AHP_SPEC_DIR", str(spec_dir.path))
     choice = choose_profile(spec=SpecDir(folder))
     assert choice.source == "pinned" and str(folder) in choice.why and says in choice.why
     assert "no --profile, spec folder" not in choice.why  # it had a spec folder

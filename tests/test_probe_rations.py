@@ -81,8 +81,8 @@ def test_a_bounded_run_against_the_reference_adapter_reports_items_2_and_5(
             seen.add(event.invariant)
 
     config = RunConfig(target=adapter, target_spec="adapter:reference", target_is_model=False,  # type: ignore[arg-type]
-                       profile=P, seed=1, budget_s=None, max_chunks=2, chunk_examples=10,
+                       profile=P, seed=1, budget_s=None, max_chunks=4, chunk_examples=10,
                        kinds=("session", "chat"), probe_every=25)
     summary = run_campaign(config, EventBus(on))
-    assert summary.chunks == 2 and not summary.findings
+    assert summary.chunks == 4 and not summary.findings
     assert {"INV-014", "INV-030.chat-absent"} <= seen, sorted(seen)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import harness.cli.run as run_cli
-from harness.cli import build_parser, main
+from harness.cli import OptionError, build_parser, main
 from harness.hypothesis_home import ENV_VAR, use_storage, user_cache
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,8 +82,9 @@ def test_the_parser_of_a_named_command_is_the_full_one_for_that_command() -> Non
     argv = ["run", "--target", "reference", "--budget", "5s", "--chunks", "3"]
     assert vars(only.parse_args(argv)).keys() == vars(full.parse_args(argv)).keys()
     assert build_parser(["export-fixture"]).parse_args(["export-fixture", "f.json"]).findings == ["f.json"]
-    with pytest.raises(SystemExit):  # an unknown command: the full parser names every command
+    with pytest.raises(OptionError) as refused:  # an unknown command: the full parser names every command
         build_parser(["nonsense"]).parse_args(["nonsense"])
+    assert "export-fixture" in str(refused.value) and "completion" in str(refused.value)
 
 
 def test_started_at_the_progress_and_the_budget_count_from_the_same_moment(

@@ -202,7 +202,7 @@ def test_error_reply_carries_type_and_leaves_state_unchanged(reference_adapter: 
 
 def test_unknown_kind_is_an_error_reply(reference_adapter: AdapterTarget) -> None:
     with pytest.raises(TargetError) as info:
-        reference_adapter.reduce("canvas", {}, {"type": "canvas/x"}, NOW)
+        reference_adapter.reduce("nosuchkind", {}, {"type": "nosuchkind/x"}, NOW)  # canvas is 1.0.0's
     assert info.value.code == "unknownKind"
 
 

@@ -28,7 +28,7 @@ from harness.spec.action_schema import ActionSchema
 from harness.spec.action_schema import payload_shapes as derive_shapes
 from harness.spec.schema_patches import apply_inv007_patches
 from harness.spec.specdir import SpecDir
-from harness.spec.versions import KINDS, kind_of
+from harness.spec.versions import kind_of, kinds_of
 from strategies import states as gen_states
 from strategies.actions import BUILDERS, action_of_type
 
@@ -100,7 +100,7 @@ def test_generation_reads_no_spec_folder(monkeypatch: pytest.MonkeyPatch) -> Non
               suppress_health_check=list(HealthCheck))
     @given(st.data())
     def draw(data: st.DataObject) -> None:
-        kind = data.draw(st.sampled_from(KINDS))
+        kind = data.draw(st.sampled_from(kinds_of(profile.version)))
         state = data.draw(generation.initial_states(kind, profile))
         action = data.draw(generation.state_aware_actions(kind, state, profile))
         Model(profile, check_payloads=True).payload_problem(kind, action)
@@ -188,7 +188,7 @@ def _valid_lane_problems(version: str, *, examples: int, steps: int) -> tuple[in
               suppress_health_check=list(HealthCheck))
     @given(st.data())
     def walk(data: st.DataObject) -> None:
-        kind = data.draw(st.sampled_from(KINDS))
+        kind = data.draw(st.sampled_from(kinds_of(profile.version)))
         state = data.draw(generation.initial_states(kind, profile))
         for i in range(steps):
             action = data.draw(generation.state_aware_actions(kind, state, profile))
