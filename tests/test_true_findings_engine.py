@@ -832,3 +832,14 @@ def test_an_action_on_namesakes_the_target_ignores_altogether_is_unapplied() -> 
                     before, before, model, before)
     view.echo = lambda: model
     assert [c.key for c in view.causes] == [("unapplied", "chat/toolCallReady")]
+
+
+def test_a_namesake_update_that_changes_nothing_visible_is_still_the_namesakes() -> None:
+    # the Go client updates the first tool call of an id only; when that first call already holds
+    # the new values, nothing changes where it did: still the namesakes, not the action ignored
+    before = _two_calls("running", "streaming")
+    model = _two_calls("running", "running")
+    view = StepView("chat", {"type": "chat/toolCallReady", "turnId": "t1", "toolCallId": "tc1"},
+                    before, before, model, before)
+    view.echo = lambda: model
+    assert [c.key for c in view.causes] == [("duplicate-id",)]

@@ -387,10 +387,12 @@ class StepView:
                 # which namesake an action updates is a question only for an action that names
                 # one (a `toolCallId`): a turn's end that leaves every open call as it was is
                 # that action's cause, namesakes or not
+                q = (*p[:n], j)
                 if (j != p[n] and shared and any(v in named for _, v in shared)
-                        and _differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))):
-                    # ... and the target did update a namesake (this one or another): one that
-                    # updated none ignored the action
+                        and not (_differs(at_path(self.before, q), at_path(self.expected, q))
+                                 and not _differs(at_path(self.target_before, q), at_path(self.observed, q)))):
+                    # ... and the target did not leave this namesake as it was where the model
+                    # changed it too: one that left every namesake so ignored the action
                     return Cause(("duplicate-id",), "of list items sharing an identifier (two tool calls of "
                                  "one `toolCallId`, two commands of one `commandId` …), the target updates "
                                  "other namesakes than the model does")
