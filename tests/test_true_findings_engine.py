@@ -823,23 +823,18 @@ def test_a_turn_end_that_leaves_namesake_calls_open_is_the_action_not_the_namesa
     assert [c.key for c in view.causes] == [("unapplied", "chat/turnComplete")]
 
 
-def test_an_action_on_namesakes_the_target_ignores_altogether_is_unapplied() -> None:
+@pytest.mark.parametrize(("first", "key"), [
     # toolCallReady names tc1, which two calls share; a target that updates neither ignored the
     # action (a crafted target ignoring auth-required read as duplicate-id before)
-    before = _two_calls("streaming", "streaming")
-    model = _two_calls("running", "running")
-    view = StepView("chat", {"type": "chat/toolCallReady", "turnId": "t1", "toolCallId": "tc1"},
-                    before, before, model, before)
-    view.echo = lambda: model
-    assert [c.key for c in view.causes] == [("unapplied", "chat/toolCallReady")]
-
-
-def test_a_namesake_update_that_changes_nothing_visible_is_still_the_namesakes() -> None:
+    ("streaming", ("unapplied", "chat/toolCallReady")),
     # the Go client updates the first tool call of an id only; when that first call already holds
     # the new values, nothing changes where it did: still the namesakes, not the action ignored
-    before = _two_calls("running", "streaming")
+    ("running", ("duplicate-id",)),
+], ids=["ignored-altogether", "first-update-invisible"])
+def test_namesakes_the_target_leaves_as_they_were(first: str, key: tuple[str, ...]) -> None:
+    before = _two_calls(first, "streaming")
     model = _two_calls("running", "running")
     view = StepView("chat", {"type": "chat/toolCallReady", "turnId": "t1", "toolCallId": "tc1"},
                     before, before, model, before)
     view.echo = lambda: model
-    assert [c.key for c in view.causes] == [("duplicate-id",)]
+    assert [c.key for c in view.causes] == [key]
