@@ -543,3 +543,20 @@ def test_every_change_a_target_makes_on_a_step_the_model_ignores_is_one_cause() 
     wrapped = _view({"status": WRAP + 8}, {"status": WRAP + 8}, {"status": WRAP + 8 - (1 << 32)},
                     atype="chat/truncated")
     assert [c.key for c in wrapped.causes] == [("int-wrap", "32")]
+
+
+def test_a_tool_calls_own_status_in_the_payload_does_not_make_the_chats_status_written() -> None:
+    # chat/responsePart carries part.toolCall.status; the chat's status is still recomputed from
+    # the rest: a target that does not recompute it is the derived field's cause (the Go client's)
+    part = {"kind": "toolCall", "toolCall": {"toolCallId": "c9", "status": "pending-confirmation"}}
+    action = {"type": "chat/responsePart", "turnId": "t1", "part": part}
+    before = {"status": 8, "activeTurn": {"id": "t1", "responseParts": []}}
+    model = {"status": 24, "activeTurn": {"id": "t1", "responseParts": [part]}}
+    target = {"status": 8, "activeTurn": {"id": "t1", "responseParts": [part]}}
+    view = StepView("chat", action, before, before, model, target)
+    assert [c.key for c in view.causes] == [("stale", "status")]
+    # the control: a chatUpdated carries `changes.status`: that status is the action's to write
+    session = {"chats": [{"resource": "ahp-chat:/c1", "status": 1}]}
+    upd = {"type": "session/chatUpdated", "chat": "ahp-chat:/c1", "changes": {"status": 9}}
+    sv = StepView("session", upd, session, session, {"chats": [{"resource": "ahp-chat:/c1", "status": 9}]}, session)
+    assert [c.key for c in sv.causes] == [("unapplied", "session/chatUpdated")]

@@ -266,15 +266,16 @@ class StepView:
 
     @cached_property
     def _payload_keys(self) -> frozenset[str]:
-        out: set[str] = set()
-        stack = [self.action]
-        while stack:
-            v = stack.pop()
+        """The keys of the action's payload and of its objects one level down (`changes.status`,
+        `summary.modifiedAt`), not deeper (a tool call's own `status` in a response part is not
+        the chat's)."""
+        a = self.action
+        if not isinstance(a, dict):
+            return frozenset()
+        out = {k for k in a if k != "type"}
+        for v in a.values():
             if isinstance(v, dict):
-                out.update(k for k in v if k != "type")
-                stack.extend(v.values())
-            elif isinstance(v, list):
-                stack.extend(v)
+                out.update(v)
         return frozenset(out)
 
     def _unstamped(self, c: Cause, diffs: list[tuple[Any, Any, Any]]) -> bool:
@@ -419,13 +420,11 @@ class StepView:
             # alike: an encoder may drop one): the action, unless the target's echo shows it
             # cannot hold the value (`_representation_losses`) — or a namesake was updated instead
             return Cause(("unapplied", self.type), "")
-        if c.transformation in ("value", "variant") and shape(p) in DERIVED and not self._action_writes(d):
-            # a derived field computed otherwise: one cause with one left as it was (a target that
-            # recomputes an activity otherwise shows both, by the state it meets)
-            return derived_cause(shape(p))
-        if c.transformation in ("value", "variant") and shape(p) in DERIVED and self._action_writes(d):
-            # a flag the action sets or clears, left as it was where the rest changed: the action
-            return Cause(("unapplied", self.type), "")
+        if c.transformation in ("value", "variant") and shape(p) in DERIVED:
+            # a flag the action sets or clears, left as it was where the rest changed: the action's;
+            # else a derived field computed otherwise: one cause with one left as it was (a target
+            # that recomputes an activity otherwise shows both, by the state it meets)
+            return Cause(("unapplied", self.type), "") if self._action_writes(d) else derived_cause(shape(p))
         return c
 
 
