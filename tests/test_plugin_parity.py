@@ -95,7 +95,9 @@ def test_plugin_and_run_judge_a_ts_checkout_alike(tsx: None, tmp_path: Path, spe
     assert tested.returncode == 1, tested.stdout[-3000:] + tested.stderr[-2000:]
     assert "FAILED ahp-fuzz::fuzz[terminal]" in tested.stdout
     assert f"spec folder {target[3:]}" in tested.stdout  # said after "collected N items", as `run` says it
-    replays = re.findall(r"replay: (\S+ replay (\S+\.json))", tested.stdout)
+    # Each distinct replay once: where `CI` is set, pytest repeats the whole failure message in
+    # its short summary (not cut to the terminal's width), so each replay line appears twice.
+    replays = sorted(set(re.findall(r"replay: (\S+ replay (\S+\.json))", tested.stdout)))
     assert replays, tested.stdout[-3000:]
     plugin_findings = []
     for command, path in replays:
