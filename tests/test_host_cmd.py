@@ -54,7 +54,7 @@ def test_a_host_that_never_prints_its_url_is_waited_for_at_most_the_budget(tmp_p
     proc, _ = start(tmp_path, "--budget", "5s", "--target", NEVER_LISTENS.format(pidfile=pidfile))
     done = finish(proc, tmp_path / "run", 0.0, timeout=300)
     assert done.rc == 2, done.stderr
-    said = re.search(r"did not print a ws:// URL on stdout within ([0-9.]+)s \(what the --budget left\)",
+    said = re.search(r"did not print a ws:// URL on stdout within ([0-9.]+) s \(what the --budget left\)",
                      done.stderr)
     assert said and float(said.group(1)) <= 5.0, done.stderr
     assert "Traceback" not in done.stderr

@@ -311,7 +311,7 @@ def _start_command(argv: tuple[str, ...], timeout_s: float, env: tuple[tuple[str
             raise TargetSetupError(
                 f"host-cmd: the host exited (status {describe_status(code)}) without printing a ws:// URL on "
                 "stdout" + (f"; its stderr: {said}" if said else "; nothing on stderr"))
-        within = f"within {timeout_s:g}s" + (" (what the --budget left)" if budget_cut else "")
+        within = f"within {timeout_s:.1f} s" + (" (what the --budget left)" if budget_cut else "")
         raise TargetSetupError(f"host-cmd: the host did not print a ws:// URL on stdout {within}")
     return HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}", proc=proc, stderr_tail=tail,
                       stderr_times=times, stderr_reader=err_thread)
