@@ -313,3 +313,33 @@ class _FloatWriter(_TypedClient):
 def writes_ints_as_floats(profile: Profile) -> _TypedClient:
     """Issue 32's bytes class: integers written as floats (equal by value, not as written)."""
     return _FloatWriter(Model(profile))
+
+
+class _Twice(dict):  # type: ignore[type-arg]
+    """A tool call whose encoder writes its `status` twice: the C JSON encoder writes a dict
+    subclass's `items()`, so the name appears twice in the text (it cannot in a plain dict)."""
+
+    def items(self) -> Any:
+        return [*super().items(), *((k, v) for k, v in super().items() if k == "status")]
+
+
+def _status_twice(value: Any) -> Any:
+    if isinstance(value, dict):
+        out = {k: _status_twice(v) for k, v in value.items()}
+        return _Twice(out) if "toolCallId" in out and "status" in out else out
+    if isinstance(value, list):
+        return [_status_twice(v) for v in value]
+    return value
+
+
+class _DuplicateKeyWriter(_TypedClient):
+    """Reduces like the model; its encoder writes a tool call's `status` twice (one typed client's
+    auth-required tool calls: a field of the base type and one of the variant, both named so)."""
+
+    def encode_state(self, state: Any) -> Any:
+        return _status_twice(state)
+
+
+def writes_tool_status_twice(profile: Profile) -> _TypedClient:
+    """Issue 32's bytes class: a name written twice in one object (not I-JSON)."""
+    return _DuplicateKeyWriter(Model(profile))

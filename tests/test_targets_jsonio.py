@@ -50,12 +50,12 @@ def test_refuses_non_json_values() -> None:
 
 
 def test_number_tokens_keeps_what_is_not_written_as_the_model_writes_it() -> None:
-    from harness.targets.jsonio import NumberTokens
+    from harness.targets.jsonio import WrittenTokens
 
-    numbers = NumberTokens()
-    value = numbers.loads('{"a": 3.0, "b": 1e2, "c": 3.5, "d": 3, "e": [Infinity, -Infinity, NaN], "f": "3.0"}')
+    tokens = WrittenTokens()
+    value = tokens.loads('{"a": 3.0, "b": 1e2, "c": 3.5, "d": 3, "e": [Infinity, -Infinity, NaN], "f": "3.0"}')
     assert value["a"] == 3 and value["d"] == 3 and value["c"] == 3.5
-    assert numbers.take() == ["3.0", "1e2", "Infinity", "-Infinity", "NaN"]
-    assert numbers.take() == []  # taken
-    numbers.loads('{"x": 1, "y": 2.25}')
-    assert numbers.take() == []
+    assert tokens.take().numbers == ("3.0", "1e2", "Infinity", "-Infinity", "NaN")
+    assert tokens.take().numbers == ()  # taken
+    tokens.loads('{"x": 1, "y": 2.25}')
+    assert tokens.take().numbers == ()

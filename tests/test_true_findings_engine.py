@@ -811,6 +811,52 @@ def test_integers_an_adapter_writes_as_floats_are_a_finding_of_their_own() -> No
                 if v.cause == INT_AS_FLOAT] == []
 
 
+def test_a_name_an_adapter_writes_twice_in_one_object_is_a_finding_of_its_own() -> None:
+    # issue 32, "look at the bytes": a typed client whose encoder writes a tool call's `status`
+    # twice. Equal by value once parsed (the last one wins in Python); not I-JSON, and readers
+    # disagree on which value counts: its own cause, seen only in the reply's text
+    from harness.engine.stepper import DUPLICATE_KEY
+
+    call = {"toolCallId": "tc1", "toolName": "bash", "displayName": "Bash", "invocationMessage": "",
+            "status": "streaming"}
+    chat = {**CHAT, "status": 8, "activeTurn": {"id": "t1", "startedAt": T0, "message": {"text": "Hi", "origin": {"kind": "user"}},
+                                              "responseParts": [{"kind": "toolCall", "toolCall": call}]}}
+    # a step that writes a whole tool call (the fast form's reply carries the changes only)
+    action = {"type": "chat/toolCallStart", "turnId": "t1", "toolCallId": "tc2", "toolName": "run", "displayName": "Run"}
+
+    def duplicates(model: str | None) -> list[Violation]:
+        adapter = [sys.executable, "-m", "harness.targets.reference_adapter"]
+        if model is not None:
+            adapter += ["--model", f"{Path(__file__).resolve().parent / 'mutants.py'}:{model}"]
+        with AdapterTarget(adapter, profile=P) as target:
+            s = Stepper("chat", chat, Model(P, check_payloads=True), target.session("chat", chat), target)
+            result = s.step(action, 7)
+            assert result.observed is not None and result.observed["activeTurn"]["responseParts"][0]["toolCall"] == call
+            assert result.observed == result.expected  # once parsed, the state is the model's
+            return [v for v in result.violations if v.cause == DUPLICATE_KEY]
+
+    found = duplicates("writes_tool_status_twice")
+    assert len(found) == 1 and '"status"' in found[0].message
+    after = MODEL.reduce("chat", chat, action, 7)
+    view = StepView("chat", action, chat, chat, after, after)
+    cause = violation_cause(view, found[0])
+    assert cause is not None and cause.key == DUPLICATE_KEY and "twice" in cause.summary
+    # the control: the reference model behind the same adapter writes each name once
+    assert duplicates(None) == []
+
+
+def test_the_json_reader_keeps_each_name_written_twice_once() -> None:
+    from harness.targets.jsonio import Written, WrittenTokens
+
+    tokens = WrittenTokens()
+    value = tokens.loads('{"a": {"s": 1, "t": 2, "s": 3, "s": 4}, "b": [{"t": 1, "t": 1}], "c": 2.0}')
+    assert value == {"a": {"s": 4, "t": 2}, "b": [{"t": 1}], "c": 2}
+    assert tokens.take() == Written(("2.0",), ("s", "t"))
+    assert tokens.take() == Written()
+    tokens.loads('{"s": 1, "t": {"s": 2}}')  # the same name in two objects is no duplicate
+    assert not any(tokens.take())
+
+
 def test_a_turn_end_that_leaves_namesake_calls_open_is_the_action_not_the_namesakes() -> None:
     # turnComplete names no tool call: a target that leaves every open call as it was ignores that
     # part of the action, namesakes or not (a mutant's bug read as duplicate-id before)

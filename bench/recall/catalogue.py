@@ -114,6 +114,10 @@ TARGETS: tuple[Target, ...] = (
     Target("imitation:writes-ints-as-floats", f"adapter:{SERVE} --model {ROOT}/tests/mutants.py:writes_ints_as_floats", (
         Bug("ints-as-floats", 3, ("int-as-float",), "an encoder that writes integers as doubles (`3` → `3.0`)"),
     )),
+    Target("imitation:writes-tool-status-twice",
+           f"adapter:{SERVE} --model {ROOT}/tests/mutants.py:writes_tool_status_twice", (
+        Bug("duplicate-json-key", 3, ("duplicate-json-key",), "an encoder that writes a tool call's `status` twice"),
+    )),
     # -- the wild set ------------------------------------------------------------------------------
     Target("wild:ts-reducers", "ts:{wild_ts}", (
         Bug("ts-status-bit-31", 4, WRAP32, "SessionStatus through JavaScript's int32 bit operations (types/channels-*/reducer.ts)"),

@@ -121,6 +121,7 @@ _EXPLICIT: Final = {
                                  "not apply it as it applies the integer",
     ("int-as-float",): "the target writes integers as floats (`3` → `3.0`)",
     ("non-i-json-number",): "the target writes numbers JSON has not (`NaN`, `Infinity`)",
+    ("duplicate-json-key",): "the target writes a name twice in one object (not I-JSON)",
 }
 
 

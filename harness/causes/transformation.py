@@ -44,7 +44,7 @@ from .locations import PROBE_RAISED, short, without_locations
 MAX_DIFFS: Final = 64
 #: The order in which transformations sign a step (the first present wins).
 PRIORITY: Final = (
-    "unapplied", "not-a-no-op", "failure", "refuses-integral-float", "ignores-integral-float", "int-as-float", "non-i-json-number", "int-wrap", "int-precision", "type", "variant",
+    "unapplied", "not-a-no-op", "failure", "refuses-integral-float", "ignores-integral-float", "int-as-float", "non-i-json-number", "duplicate-json-key", "int-wrap", "int-precision", "type", "variant",
     "value", "reorder", "duplicate-id", "stale", "dropped", "added", "dropped-empty", "added-empty", "unmodelled",
     "check",
 )

@@ -29,6 +29,7 @@ from harness.invariants.registry import ProbeSkipped, check_step
 from harness.reference import MalformedAction, Model, Profile
 from harness.spec import interop
 from harness.targets.base import Target, TargetCrashed, TargetError, TargetSession, TargetTimeout
+from harness.targets.jsonio import Written
 
 from .accepted import accepted_divergence, follows_from_accepted, judge
 from .probes import ProbeRations
@@ -76,9 +77,24 @@ def ignores_integral_float(action: Any) -> Violation:
     )
 
 
-#: The causes of what a target's bytes say of numbers (issue 32, "look at the bytes").
+#: The causes of what a target's bytes say (issue 32, "look at the bytes").
 INT_AS_FLOAT = ("int-as-float",)
 NON_FINITE = ("non-i-json-number",)
+DUPLICATE_KEY = ("duplicate-json-key",)
+
+
+def bytes_violations(expected: Any, observed: Any, before: Any, written: Written) -> list[Violation]:
+    """What the target's reply to this step wrote (`written`, kept by its JSON reader) that is not
+    how the model writes it: numbers (`number_violations`), and a name written twice in one
+    object — not I-JSON, and a reader may take either value. A duplicate key is reported on
+    the step whose reply wrote it; its cause, reported once, covers every later reply."""
+    out = number_violations(expected, observed, before) if written.numbers else []
+    if written.duplicate_keys:
+        names = ", ".join(f'"{k}"' for k in written.duplicate_keys[:3])
+        out.append(Violation("INV-D01", "divergence",
+                             f"the target writes a name twice in one object ({names}): not I-JSON (RFC 7493 "
+                             f"§2.3), and readers disagree on which value counts", cause=DUPLICATE_KEY))
+    return out
 
 
 def number_violations(expected: Any, observed: Any, before: Any) -> list[Violation]:
@@ -245,9 +261,9 @@ class Stepper:
             expected, malformed = None, True
         if malformed:
             return self._probe_malformed(before, action, now_ms)
-        take_numbers = getattr(self.target, "take_number_tokens", None)
-        if take_numbers is not None:
-            take_numbers()  # what earlier requests wrote (a session's read) is not this step's
+        take_written = getattr(self.target, "take_written", None)
+        if take_written is not None:
+            take_written()  # what earlier requests wrote (a session's read) is not this step's
         try:
             observed = self.session.step(action, now_ms)
         except TargetError as e:
@@ -258,7 +274,7 @@ class Stepper:
             return StepResult(self._accepted(action, [v] if v else []), False, expected, None, str(e))
         assert expected is not None
         raw = observed
-        written = number_violations(expected, raw, before) if take_numbers is not None and take_numbers() else []
+        written = bytes_violations(expected, raw, before, take_written()) if take_written is not None else []
         if self.baseline is not None and not self.target_is_model:
             observed = self._normalised(expected, observed, before)
         probes = self.probe_every > 0 and self.steps_taken % self.probe_every == 0

@@ -148,7 +148,7 @@ class AdapterTarget:
         self._released: list[tuple[int, int]] = []  # (generation, handle) of collected sessions
         self._closed = False
         self._lanes: list[AdapterTarget] = []  # started by `for_profile`, closed with this one
-        self._numbers = jsonio.NumberTokens()
+        self._written = jsonio.WrittenTokens()
         #: Set by the campaign: no wait extends past the run's deadline (a wait cut short by it
         #: kills the process and raises `RunStopped`, not a timeout finding), and nothing new
         #: starts once the run must stop.
@@ -382,14 +382,15 @@ class AdapterTarget:
             f"{self._label}: protocol broken: {message}" + _tail_text(tail), stderr_tail=tail
         )
 
-    def take_number_tokens(self) -> list[str]:
-        """The integral-float and non-finite number tokens the adapter wrote since the last call
-        (`jsonio.NumberTokens`): what its encoder does to numbers, seen in the bytes."""
-        return self._numbers.take()
+    def take_written(self) -> jsonio.Written:
+        """What the adapter's replies wrote since the last call that is not how the model writes
+        it (`jsonio.Written`: integral floats, non-finite numbers, duplicate keys): its encoder,
+        seen in the bytes."""
+        return self._written.take()
 
     def _parse_reply(self, proc: LineProcess, line: bytes, rid: int, op: str) -> dict[str, Any]:
         try:
-            reply = self._numbers.loads(line.decode("utf-8"))
+            reply = self._written.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise self._protocol_error(
                 proc, f"reply to {op!r} (id {rid}) is not JSON: {line[:200]!r}"

@@ -16,7 +16,7 @@ import json.decoder
 import json.encoder
 import json.scanner
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 _PUBLIC_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 _PUBLIC_DECODER = json.JSONDecoder()
@@ -73,27 +73,50 @@ dumps: Callable[[Any], str] = _build_encoder()
 loads: Callable[[str], Any] = _build_decoder()
 
 
-class NumberTokens:
-    """A `loads` that also keeps the number tokens a text wrote that every implementation does not
-    read as the model wrote them (issue 32, "look at the bytes"): a fraction or exponent on an
-    integral value (`3.0`, `1e2`) and the non-I-JSON constants (`NaN`, `Infinity`). The C scanner
-    calls the hooks only for such tokens (a float or a constant), so an integer costs nothing."""
+class Written(NamedTuple):
+    """What a text wrote that is not how the model writes it (issue 32, "look at the bytes"):
+    `numbers`, the number tokens of an integral value with a fraction or exponent (`3.0`, `1e2`)
+    and the non-I-JSON constants (`NaN`, `Infinity`); `duplicate_keys`, each name an object
+    wrote more than once (RFC 8259 §4: names SHOULD be unique; I-JSON, RFC 7493 §2.3: MUST NOT;
+    parsers disagree on which of the two values counts)."""
+
+    numbers: tuple[str, ...] = ()
+    duplicate_keys: tuple[str, ...] = ()
+
+
+class WrittenTokens:
+    """A `loads` that also keeps what `Written` names. The C scanner calls the number hooks only
+    for a float or a constant, so an integer costs nothing; the pairs hook is called once per
+    object (a `dict` of its pairs, and a length compare)."""
 
     def __init__(self) -> None:
-        self.seen: list[str] = []
-        self.loads = _build_decoder(json.JSONDecoder(parse_float=self._float, parse_constant=self._constant))
+        self._numbers: list[str] = []
+        self._keys: list[str] = []
+        self.loads = _build_decoder(json.JSONDecoder(
+            parse_float=self._float, parse_constant=self._constant, object_pairs_hook=self._object))
 
     def _float(self, token: str) -> float:
         value = float(token)
         if value.is_integer() or value != value or value in (float("inf"), float("-inf")):
-            self.seen.append(token)
+            self._numbers.append(token)
         return value
 
     def _constant(self, token: str) -> float:
-        self.seen.append(token)
+        self._numbers.append(token)
         return float(token)
 
-    def take(self) -> list[str]:
-        """The tokens kept since the last call."""
-        out, self.seen = self.seen, []
+    def _object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen and key not in self._keys:
+                    self._keys.append(key)
+                seen.add(key)
+        return obj
+
+    def take(self) -> Written:
+        """What was kept since the last call."""
+        out = Written(tuple(self._numbers), tuple(self._keys))
+        self._numbers, self._keys = [], []
         return out
