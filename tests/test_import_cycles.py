@@ -102,6 +102,14 @@ def test_the_live_rooms_import_one_way_even_for_their_types() -> None:
     assert live == [], live
 
 
+def test_the_engine_imports_one_way_even_for_its_types() -> None:
+    """Issue 32: `engine/chunks.py` imported `RunConfig` from `engine/run.py` for its type hints,
+    which imports chunks (and `fast.py` typed its config `Any` to avoid the same circle); the
+    config and the summary now live in `engine/config.py`."""
+    engine = [c for c in cycles(typing_too=True) if any(m.startswith("harness.engine.") for m in c)]
+    assert engine == [], engine
+
+
 def test_the_check_finds_a_crafted_circle_even_behind_a_lazy_import(tmp_path: Path) -> None:
     pkg = tmp_path / "harness" / "bridge"
     pkg.mkdir(parents=True)

@@ -40,7 +40,7 @@ from .retired import HOPELESS
 from .shrink import TraceShrinker
 
 if TYPE_CHECKING:
-    from .run import RunConfig, RunSummary
+    from .config import RunConfig, RunSummary
 
 
 def chunk_seed(run_seed: int, chunk: int) -> int:

@@ -57,6 +57,8 @@ from .chunks import (
     run_ends,
     target_unusable,
 )
+from .config import RunConfig, RunSummary
+from .control import RunControl
 from .events import Notice
 from .machine import FindingFailure, Recorder, Trace, group_trace, judge_step
 from .pools import Deferred
@@ -463,7 +465,7 @@ class FastLane:
     def __init__(
         self,
         *,
-        config: Any,  # engine.run.RunConfig
+        config: RunConfig,
         lanes: tuple[Lane, ...],
         recorder: Recorder,
         on_failure: Callable[[FindingFailure], None],
@@ -757,11 +759,11 @@ def _finding_trace(channels: list[tuple[Stepper, Trace]], index: int, order: lis
 
 
 def run_fast(
-    config: Any,  # engine.run.RunConfig
-    control: Any,  # engine.control.RunControl
+    config: RunConfig,
+    control: RunControl,
     recorder: Recorder,
     guarded: Any,
-    summary: Any,  # engine.run.RunSummary
+    summary: RunSummary,
     kinds: tuple[str, ...],
     model: Model,
     database: Any,
@@ -793,7 +795,7 @@ def run_fast(
             summary.extra["fastLane"]["schemaChecks"] = {"calls": schema.calls, "cachedByContent": schema.hits}
 
 
-def _fast_chunks(config: Any, control: Any, recorder: Recorder, summary: Any, active: list[str],
+def _fast_chunks(config: RunConfig, control: RunControl, recorder: Recorder, summary: RunSummary, active: list[str],
                  lanes: tuple[Lane, ...], bandit: Bandit, fast: FastLane, failures: list[FindingFailure],
                  emit: Callable[[Any], None], reported: dict[str, Any]) -> None:
     while True:
