@@ -401,6 +401,15 @@ def test_a_hang_retires_its_value_class_and_the_kind_goes_on() -> None:
     assert not classes("chat", small) and classes("chat", large)
     assert not classes("session", large) and action_size(small) < action_size(large)
     assert not classes("chat", {"type": "chat/usage", "content": "x" * 500})  # another type
+    # a step's outcome, in either lane: hangs in a row make a kind hopeless; an answer between does not
+    hung = [{"type": t, "content": "x" * 500} for t in ("chat/delta", "chat/usage", "chat/draftChanged")]
+    streak, broken = ValueClasses(), ValueClasses()
+    for i, action in enumerate(hung):
+        streak.saw("chat", action, hung=True)
+        broken.saw("chat", action, hung=True)
+        if i == 1:
+            broken.saw("chat", small, hung=False)
+    assert streak.hopeless() == ["chat"] and broken.hopeless() == [] and broken("chat", hung[2])
 
 
 def test_a_type_that_never_changed_a_state_is_drawn_more_where_it_applies() -> None:

@@ -62,6 +62,7 @@ from .control import RunControl
 from .events import Notice
 from .machine import FindingFailure, Recorder, Trace, group_trace, judge_step
 from .pools import Deferred
+from .retired import action_label
 from .stepper import TARGET_TIMEOUT, Stepper
 
 #: Seed traces drawn per fill of an arm, and their length (actions per channel group).
@@ -704,14 +705,13 @@ class FastLane:
                 else:
                     result = stepper.step(action, now)
                 gained |= self._record(arm, k, before, action, result, adversarial)
-                if not result.violations or all(v.invariant != TARGET_TIMEOUT for v in result.violations):
-                    rec.retired.answered(k)
+                rec.retired.saw(k, action, any(v.invariant == TARGET_TIMEOUT for v in result.violations))
                 if result.violations:
                     view = StepView(k, action, target_before if adversarial else before, target_before,
                                     result.expected, result.observed, probe=adversarial)
                     context = ({"chats": tuple(c.reference for c, _ in channels[1:])} if ch == 0
                                else {"session": channels[0][0].reference}) if group else {}
-                    judged = judge_step(rec, stepper, result, view, _label(action, adversarial), now, context)
+                    judged = judge_step(rec, stepper, result, view, action_label(action, adversarial), now, context)
                     if judged is not None:
                         cause, v = judged
                         self.on_failure(FindingFailure(v, result, _finding_trace(channels, ch, order, entry, context), cause))
@@ -725,7 +725,7 @@ class FastLane:
         """The Hypothesis lane's bookkeeping (machine.py): counters, outcome hook, new pairs."""
         rec = self.rec
         rec.steps += 1
-        label = _label(action, adversarial)
+        label = action_label(action, adversarial)
         rec.sent[label] += 1
         changed = not adversarial and result.expected is not None and result.expected is not before
         if changed:
@@ -823,12 +823,6 @@ def _fast_chunks(config: RunConfig, control: RunControl, recorder: Recorder, sum
             if not arms:
                 break
         end_chunk(bandit, recorder, ran, new_pairs, summary, control, emit)
-
-
-def _label(action: Any, adversarial: bool) -> str:
-    """The action's label in the run's counters (as the Hypothesis lane labels it)."""
-    atype = action.get("type") if isinstance(action, dict) else None
-    return "<adversarial>" if adversarial else atype if isinstance(atype, str) else "<untyped>"
 
 
 class _VerdictCache:

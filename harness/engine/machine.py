@@ -41,7 +41,7 @@ from . import generation
 from .arms import GROUP, Arm, Lane
 from .control import RunControl
 from .probes import ProbeRations
-from .retired import ValueClasses
+from .retired import ValueClasses, action_label
 from .stepper import TARGET_TIMEOUT, Stepper, StepResult
 
 
@@ -215,10 +215,8 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
             else:
                 result = stepper.step(action, self.now_ms)
             rec.steps += 1
-            if not result.violations or all(v.invariant != TARGET_TIMEOUT for v in result.violations):
-                rec.retired.answered(kind)
-            atype = action.get("type") if isinstance(action, dict) else None
-            label = "<adversarial>" if adversarial else atype if isinstance(atype, str) else "<untyped>"
+            rec.retired.saw(kind, action, any(v.invariant == TARGET_TIMEOUT for v in result.violations))
+            label = action_label(action, adversarial)
             rec.sent[label] += 1
             changed = not adversarial and result.expected is not None and result.expected is not before
             if changed:
@@ -325,8 +323,6 @@ def judge_step(
     accepted for the rest of the run: a quieter cause on the same step still surfaces, with
     the violation its own differences give (`isolated`). Both lanes judge their steps here."""
     kind = view.kind
-    if any(v.invariant == TARGET_TIMEOUT for v in result.violations):
-        rec.retired.retire(kind, view.action)  # the value class it hung on, never the kind
     rejudge = armed(view, stepper.probe_reducer(), now_ms, stepper.profile, context)
     by_cause: dict[str, tuple[Cause, list[Violation]]] = {}
     for v in result.violations:

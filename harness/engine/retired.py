@@ -17,7 +17,11 @@ from collections.abc import Callable
 from typing import Any
 
 
-def action_label(action: Any) -> str:
+def action_label(action: Any, adversarial: bool = False) -> str:
+    """An action's label in the run's counters (`Recorder.sent`, both lanes alike) and in the
+    retired classes: its type, `<untyped>` without one, `<adversarial>` for a probe."""
+    if adversarial:
+        return "<adversarial>"
     t = action.get("type") if isinstance(action, dict) else None
     return t if isinstance(t, str) else "<untyped>"
 
@@ -48,6 +52,14 @@ class ValueClasses:
         if key not in self.bounds:
             self.on_retire(kind, key[1], size)
         self.bounds[key] = min(size, self.bounds.get(key, size))
+
+    def saw(self, kind: str, action: Any, hung: bool) -> None:
+        """One step's outcome, in either lane: a hang retires the action's value class (never the
+        kind); an answer says the hangs so far were of their classes."""
+        if hung:
+            self.retire(kind, action)
+        else:
+            self.answered(kind)
 
     def answered(self, kind: str) -> None:
         """A step of `kind` got an answer: the hangs so far were of their classes, not the kind's."""
