@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from harness.spec.refs import reachable, refs_of
 from harness.spec.specdir import SpecDir
 
 Json = dict[str, Any]
@@ -123,32 +124,6 @@ def status_of(code: Any) -> int:
     if isinstance(code, int) and not isinstance(code, bool):
         return ERROR_STATUS.get(code, UNKNOWN_CODE_STATUS)
     return UNKNOWN_CODE_STATUS
-
-
-def _refs(node: Any) -> set[str]:
-    out: set[str] = set()
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            out.add(ref[len("#/$defs/") :])
-        for v in node.values():
-            out |= _refs(v)
-    elif isinstance(node, list):
-        for v in node:
-            out |= _refs(v)
-    return out
-
-
-def _closure(defs: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
-    seen: set[str] = set()
-    todo = list(names)
-    while todo:
-        n = todo.pop()
-        if n in seen or n not in defs:
-            continue
-        seen.add(n)
-        todo.extend(_refs(defs[n]))
-    return {n: defs[n] for n in sorted(seen)}
 
 
 def _to_components(node: Any) -> Any:
@@ -284,7 +259,7 @@ def build_openapi(
         else:
             result = {}
         params_schema: Json = _to_components(defs[params_def])
-        used |= _refs(defs[params_def])
+        used |= refs_of(defs[params_def])
         responses = _responses(method, result)
         if method in links:
             responses["200"]["links"] = links[method]
@@ -301,7 +276,7 @@ def build_openapi(
                 "responses": responses,
             }
         }
-    components = _to_components(_closure(defs, used))
+    components = _to_components(dict(sorted(reachable(defs, *used).items())))
     components["RpcError"] = _error_schema()
     return {
         "openapi": "3.1.0",

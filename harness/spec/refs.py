@@ -18,10 +18,10 @@ import jsonschema_rs
 _PREFIX = "#/$defs/"
 
 
-def reachable(defs: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """`name` and every definition its local references reach, transitively (in `defs` order)."""
+def reachable(defs: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    """`names` and every definition their local references reach, transitively (in `defs` order)."""
     seen: set[str] = set()
-    todo = [name]
+    todo = list(names)
     while todo:
         n = todo.pop()
         if n in seen or n not in defs:
@@ -29,6 +29,11 @@ def reachable(defs: Mapping[str, Any], name: str) -> dict[str, Any]:
         seen.add(n)
         todo.extend(_refs(defs[n]))
     return {k: v for k, v in defs.items() if k in seen}
+
+
+def refs_of(node: Any) -> set[str]:
+    """The definitions `node`'s local references name (`#/$defs/X`, or a pointer into X)."""
+    return set(_refs(node))
 
 
 def _refs(node: Any) -> Iterator[str]:
