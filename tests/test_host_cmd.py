@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.spec.specdir import SpecDir
 from harness.targets.base import TargetSetupError
 from harness.targets.live import LiveTarget, parse_live_spec
 from tests.faults import assert_gone, finish, start, wait_for
@@ -59,6 +60,27 @@ def test_a_host_that_never_prints_its_url_is_waited_for_at_most_the_budget(tmp_p
     assert said and float(said.group(1)) <= 5.0, done.stderr
     assert "Traceback" not in done.stderr
     if pidfile.is_file():  # it may not have started at all on a loaded machine
+        assert_gone(pidfile)
+
+
+def test_commands_waits_for_a_host_at_most_its_budget_too(tmp_path: Path, spec_dir: SpecDir) -> None:
+    """`commands` waited 20 s for a `host-cmd:` host whatever its `--budget` (issue 35): now the
+    bound `run` has. Read from the message, not timed."""
+    import subprocess
+
+    from tests.faults import AHP_FUZZ, ROOT
+
+    pidfile = tmp_path / "host.pid"
+    env = {k: v for k, v in os.environ.items() if k != "AHP_SPEC_DIR"}
+    done = subprocess.run([*AHP_FUZZ, "commands", "--spec", str(spec_dir.path), "--budget", "5s", "--target",
+                           NEVER_LISTENS.format(pidfile=pidfile)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    said = re.search(r"did not print a ws:// URL on stdout within ([0-9.]+) s \(what the --budget left\)",
+                     done.stderr)
+    assert said and float(said.group(1)) <= 5.0, done.stderr
+    assert "Traceback" not in done.stderr
+    if pidfile.is_file():
         assert_gone(pidfile)
 
 

@@ -144,12 +144,16 @@ def default_confinement_severity(target: str) -> str:
 # -- one connected target ------------------------------------------------------------------
 
 
+#: How long a `host-cmd:` host may take to print its URL when the budget leaves more (as `run`).
+STARTUP_S = 20.0
+
+
 class CommandSession:
     """A fixture, a reachable host, one initialised link and the bridge app over it."""
 
     def __init__(self, target: str, spec: SpecDir | None, *, seed: int = 0, allow_remote: bool = False,
                  timeout_s: float = 5.0, profile: str = "0.7.0", methods: tuple[str, ...] | None = None,
-                 ) -> None:
+                 budget_s: float | None = None) -> None:
         from harness.targets.base import TargetSetupError
         from harness.targets.live import LiveTarget
 
@@ -158,7 +162,10 @@ class CommandSession:
         self.link: HostLink | None = None
         try:
             try:
-                live = LiveTarget(target, allow_remote=allow_remote)
+                # a `host-cmd:` host's start-up wait is bounded by the budget, as `run`'s is
+                wait = STARTUP_S if budget_s is None else min(STARTUP_S, budget_s)
+                live = LiveTarget(target, allow_remote=allow_remote, startup_timeout_s=wait,
+                                  budget_cut=wait < STARTUP_S)
                 self.handle = live.start()
             except (ValueError, TargetSetupError) as e:
                 raise CommandSetupError(str(e)) from e
@@ -357,7 +364,8 @@ class CommandRun:
         self.start = self.config.clock()
         self.session = CommandSession(self.config.target, self.config.spec, seed=self.config.seed,
                                       allow_remote=self.config.allow_remote, timeout_s=self.config.timeout_s,
-                                      profile=self.config.profile, methods=self.config.methods)
+                                      profile=self.config.profile, methods=self.config.methods,
+                                      budget_s=self.config.budget_s)
         assert self.session.link is not None
         self.session.link.time_left = self.time_left
         try:
