@@ -93,9 +93,10 @@ def test_host_cmd_starts_and_stops_the_whole_group() -> None:
 
 @pytest.mark.live
 def test_host_cmd_that_prints_no_url_is_a_setup_error() -> None:
+    # a wait far longer than any start-up: the verdict is the exit, however busy the machine
     with pytest.raises(TargetSetupError, match=r"exited \(status 0\) without printing a ws:// URL"):
-        LiveTarget(f"host-cmd:{sys.executable} -c pass", startup_timeout_s=5)
-    with pytest.raises(TargetSetupError, match="did not print a ws:// URL on stdout within 1s"):
+        LiveTarget(f"host-cmd:{sys.executable} -c pass", startup_timeout_s=300)
+    with pytest.raises(TargetSetupError, match=r"did not print a ws:// URL on stdout within 1\.0 s"):
         LiveTarget(f"host-cmd:{sys.executable} -c 'import time; time.sleep(30)'", startup_timeout_s=1)
 
 
