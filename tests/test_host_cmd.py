@@ -72,7 +72,8 @@ def test_commands_waits_for_a_host_at_most_its_budget_too(tmp_path: Path, spec_d
 
     pidfile = tmp_path / "host.pid"
     env = {k: v for k, v in os.environ.items() if k != "AHP_SPEC_DIR"}
-    done = subprocess.run([*AHP_FUZZ, "commands", "--spec", str(spec_dir.path), "--budget", "5s", "--target",
+    done = subprocess.run([*AHP_FUZZ, "commands", "--spec", str(spec_dir.path), "--budget", "5s",
+                           "--out", str(tmp_path / "out"), "--target",
                            NEVER_LISTENS.format(pidfile=pidfile)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert done.returncode == 2, done.stderr
