@@ -427,6 +427,28 @@ def bare_value(ok: bool) -> LiveObservation:
     return obs(c)
 
 
+def malformed_answer(ok: bool) -> LiveObservation:
+    """The host answered initialize with protocolVersion "1.0" (not MAJOR.MINOR.PATCH)."""
+    c = client(offered=["1.0.0", "0.9.0"])
+    c.version = "1.0.0" if ok else "1.0"
+    c.negotiation = None if ok else "the initialize result's protocolVersion '1.0' is not a MAJOR.MINOR.PATCH version"
+    return obs(c)
+
+
+def bare_refusal_of_a_10_host(ok: bool) -> LiveObservation:
+    """A host that speaks 1.0.0 to client 0 refuses client 1 with -32005 and no data."""
+    a, b = client(0, offered=["1.0.0", "0.9.0"]), client(1, offered=["0.9.0"])
+    a.version, b.version = "1.0.0", None
+    b.refusal_without_versions = not ok
+    return obs(a, b)
+
+
+def malformed_refusal_before_the_run(ok: bool) -> LiveObservation:
+    o = obs(client())
+    o.negotiation_problem = None if ok else "the -32005 refusal's data.supportedVersions[0] is 'latest', not a version"
+    return o
+
+
 CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-022": [duplicate_turn_ids],
     "INV-026": [dangling_default_chat, must_reject("INV-026", {"type": "session/defaultChatChanged", "defaultChat": C2}, S)],
@@ -468,6 +490,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
                      {"result": {"snapshot": {}}})],
     "INV-H07": [never_applied, never_applied_echoed_elsewhere],
     "INV-H09": [bare_value],
+    "INV-H10": [malformed_answer, bare_refusal_of_a_10_host, malformed_refusal_before_the_run],
 }
 PARAMS = [pytest.param(inv, build, id=f"{inv}-{i}") for inv, builds in CASES.items() for i, build in enumerate(builds)]
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.reference import MalformedAction
 from harness.reference.collections import is_collection
+from harness.spec import negotiation
 
 from . import jsonrpc as rpc
 from . import validation
@@ -62,6 +63,17 @@ CLAIMED_VERSION = "0.5.0"
 OLDER_ONLY = ("0.3.0",)
 
 
+def pick_version(host: Host, offered: list[str]) -> str | None:
+    """The version the host negotiates for `offered` (None: none it speaks): the highest offered
+    version within one of its caret ranges (1.0.0's rule), else the first offered version it
+    speaks exactly (the client's preference, as before 1.0.0)."""
+    if host.carets:
+        chosen = negotiation.select(offered, host.carets)
+        if chosen is not None:
+            return chosen
+    return next((v for v in offered if v in host.exact), None)
+
+
 def initialize(host: Host, conn: Connection, params: Params) -> Any:
     _root_only(params)
     if conn.ready and not host.defects.has("rebinds-on-reinitialize"):
@@ -71,10 +83,16 @@ def initialize(host: Host, conn: Connection, params: Params) -> Any:
         raise rpc.invalid_params("protocolVersions must be a non-empty array of version strings")
     client_id = _str(params, "clientId")
     older_only = host.defects.has("older-only")
+    if host.carets and not older_only:
+        problem = negotiation.offer_problem(offered)
+        if problem is not None:  # 1.0.0: a malformed offer is reported explicitly
+            raise rpc.invalid_params(f"malformed protocolVersions offer: {problem}")
     speaks = OLDER_ONLY if older_only else host.config.versions
-    chosen = next((v for v in offered if v in speaks), None)
+    chosen = None if older_only else pick_version(host, offered)
+    if older_only:
+        chosen = next((v for v in offered if v in speaks), None)
     if host.defects.has("version-not-offered"):
-        chosen = host.config.versions[0]  # "negotiates" its own newest version, offered or not
+        chosen = host.preferred  # "negotiates" its own newest version, offered or not
     if host.defects.has("claims-unknown-version"):
         chosen = CLAIMED_VERSION  # whatever was offered
     if chosen is None:
@@ -86,7 +104,7 @@ def initialize(host: Host, conn: Connection, params: Params) -> Any:
     answered = chosen
     if older_only or host.defects.has("claims-unknown-version"):
         # the answer says one version, the connection is served as the host's own
-        chosen = next((v for v in offered if v in host.config.versions), host.config.versions[0])
+        chosen = pick_version(host, offered) or host.preferred
     subs = _uri_list(params, "initialSubscriptions") or []
     caps = params.get("capabilities")
     collections = isinstance(caps, Mapping) and isinstance(caps.get("attachmentCollections"), Mapping)

@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.reference import Model, Profile
 from harness.reference.codec import encode
-from harness.spec.versions import parse_version
+from harness.spec.versions import format_version, parse_version
 
 from . import jsonrpc as rpc
 from . import projection as proj
@@ -40,8 +40,12 @@ METHOD_MODULES: tuple[str, ...] = ("harness.host.commands", "harness.host.resour
 
 SERVER_NAME = "ahp-fuzz-embedded-host"
 HOST_VERSION = "0.7.0"
-#: Versions the host speaks, most preferred first.
+#: Versions the host speaks, most preferred first. An entry `^V` is a caret range (1.0.0's rule:
+#: the highest offered version within a range is chosen, `negotiation.select`); the newest
+#: version named is the profile the host's model reduces with.
 DEFAULT_VERSIONS: tuple[str, ...] = ("0.7.0", "0.6.0")
+#: What a 1.0.0 host speaks (`host:embedded?version=1.0.0`, `ahp-fuzz host --versions ^1.0.0,^0.9.0`).
+VERSIONS_1_0: tuple[str, ...] = ("^1.0.0", "^0.9.0")
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 DEFAULT_REPLAY_BUFFER = 1000
 
@@ -107,12 +111,20 @@ class Host:
 
     def __init__(self, config: HostConfig | None = None):
         config = config or HostConfig()
-        for v in config.versions:
-            parse_version(v)
+        if not config.versions:
+            raise ValueError("a host speaks at least one protocol version")
+        named = [parse_version(v.removeprefix("^")) for v in config.versions]
         self.config = config
+        #: Caret ranges (their base versions) and exact versions the host speaks.
+        self.carets: tuple[str, ...] = tuple(v[1:] for v in config.versions if v.startswith("^"))
+        self.exact: tuple[str, ...] = tuple(v for v in config.versions if not v.startswith("^"))
+        #: The newest version the host speaks: its model's profile (0.7.0 unless a newer one is named).
+        self.newest = format_version(max(named)) if max(named) > parse_version(HOST_VERSION) else HOST_VERSION
+        #: The version it prefers: its first (the newest caret base, else its first exact version).
+        self.preferred = config.versions[0].removeprefix("^")
         self.defects = DefectSet(config.defects)
         self.clock: Clock = config.clock or FakeClock()
-        self.model = Model(Profile.for_version(HOST_VERSION))
+        self.model = Model(Profile.for_version(self.newest))
         self.agent = Agent(config.seed)
         self.channels: dict[str, Channel] = {}
         self.sessions: dict[str, SessionBook] = {}
@@ -172,7 +184,8 @@ class Host:
 
     def connect(self, deliver: Callable[[str], None], request_close: Callable[[int, str], None]) -> Connection:
         self._connections_made += 1
-        conn = Connection(self._connections_made, deliver, request_close)
+        conn = Connection(self._connections_made, deliver, request_close,
+                          host_version=self.model.profile.version)
         self.connections.add(conn)
         return conn
 
@@ -299,9 +312,9 @@ class Host:
     @staticmethod
     def _projection_key(conn: Connection, origin_client: Any) -> tuple[Any, ...]:
         """What `project_envelope` and `project_payload` read of a connection: its version, its
-        collection support and — below 0.7.0 only, where a peer's own echo is never gated out —
-        whether the envelope's origin is its own."""
-        own = conn.version_tuple < proj.V070 and origin_client == conn.client_id
+        collection support and — below the host's own version only, where a peer's own echo is
+        never gated out — whether the envelope's origin is its own."""
+        own = conn.version_tuple < conn.host_version and origin_client == conn.client_id
         return (conn.version_tuple, conn.collections, own)
 
     # -- projection per connection ----------------------------------------------------------
@@ -321,10 +334,11 @@ class Host:
 
     def project_envelope(self, env: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
         action = env["action"]
-        if conn.version_tuple < proj.V070:
+        if conn.version_tuple < conn.host_version:  # a connection older than the host's model
             own = (env.get("origin") or {}).get("clientId") == conn.client_id
             if not own and proj.gated_out(action.get("type"), conn.version_tuple, self.defects):
                 return None  # a peer's own dispatch is always echoed back to it
+        if conn.version_tuple < proj.V070:
             if action.get("type") == "session/chatAdded" and isinstance(action.get("summary"), dict):
                 env = {**env, "action": {**action, "summary": proj.chat_for_version(action["summary"], conn.version_tuple)}}
             elif action.get("type") == "session/chatUpdated" and isinstance(action.get("changes"), dict):

@@ -76,6 +76,13 @@ def _session_removed(host: Host, conn: Connection, ch: Channel, action: Action) 
         and not host.defects.has("primary-removable")
     ):
         return "the primary working directory is immutable", action
+    return _in_use(host, conn, ch, action)
+
+
+def _in_use(host: Host, conn: Connection | None, ch: Channel, action: Action) -> Verdict:
+    """A directory a chat's subset names is not removed or replaced under it (the chat would
+    name a directory outside its session's set, INV-031)."""
+    directory = action["directory"]
     for chat in ch.state.get("chats", []):
         sub = host.channel_state(chat.get("resource", ""))
         if sub is not None and directory in (sub.get("workingDirectories") or []):
@@ -287,6 +294,7 @@ def _active_client_set(host: Host, conn: Connection, ch: Channel, action: Action
 
 RULES: dict[str, Rule] = {
     "session/workingDirectoryRemoved": _session_removed,
+    "session/workingDirectoryReplaced": _in_use,
     "session/activeClientSet": _active_client_set,
     "chat/workingDirectorySet": _chat_set,
     "chat/turnStarted": _turn_started,

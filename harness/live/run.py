@@ -548,7 +548,7 @@ class LiveRun:
         watched: set[str] = set().union(*(p.view.subscribed for p in pinged))
         if not v.subscribed <= watched:
             return False
-        version = parse_version(v.version or "0.7.0")
+        version = parse_version(c.speaks)  # a version that is no MAJOR.MINOR.PATCH: INV-H10
         got: set[tuple[int, str]] | None = None
         for p in pinged:
             for e in p.view.envelopes[self.obs.since_env.get(p.view.index, 0):]:

@@ -192,7 +192,38 @@ def _normalizer(obs: LiveObservation, c: ClientView, ch: str) -> Callable[[Any],
     mismatch, not a host bug; a 0.7.0-only field shown to it is INV-046's finding)."""
     if obs.kinds.get(ch) in ("session", "chat") and (c.version or "") < "0.7.0":
         return _pre_070
+    if obs.kinds.get(ch) in ("session", "chat") and _older_than(c.version, (1, 0, 0)):
+        return _pre_100
     return lambda s: s
+
+
+def _older_than(version: str | None, than: tuple[int, int, int]) -> bool:
+    try:
+        return parse_version(version or "") < than
+    except ValueError:
+        return False
+
+
+#: Chat fields only 1.0.0 actions write (chat/changesetsChanged, canvasesChanged, movableChanged,
+#: backgroundWorkSet/Removed) and the IsRead / IsArchived status bits (chat/isReadChanged,
+#: isArchivedChanged): a 0.9.0 peer of a 1.0.0 host is sent none of those actions.
+FIELDS_1_0 = frozenset({"backgroundWork", "canvases", "changes", "changesets", "movable"})
+_READ_ARCHIVED = 32 | 64
+
+
+def _pre_100(state: Any) -> Any:
+    """A session or chat state without what only 1.0.0 actions change (a 0.9.0 fold cannot
+    follow it): the 1.0.0 chat fields, the IsRead / IsArchived bits, the catalogue's order
+    (session/chatsReordered)."""
+    if not isinstance(state, dict):
+        return state
+    out = {k: v for k, v in state.items() if k not in FIELDS_1_0}
+    if isinstance(out.get("status"), int) and not isinstance(out["status"], bool):
+        out["status"] = out["status"] & ~_READ_ARCHIVED
+    if isinstance(out.get("chats"), list):
+        chats = [_pre_100(c) for c in out["chats"]]
+        out["chats"] = sorted(chats, key=lambda c: str(c.get("resource")) if isinstance(c, dict) else "")
+    return out
 
 
 def _pre_070(state: Any) -> Any:
