@@ -449,6 +449,48 @@ def malformed_refusal_before_the_run(ok: bool) -> LiveObservation:
     return o
 
 
+V100 = profile_key("1.0.0", True)
+ERROR_PART = {"kind": "error", "error": {"errorType": "x", "message": "failed"}, "resumable": True}
+
+
+def _fresh_100(*snaps: Snapshot) -> LiveObservation:
+    o = obs(client(version="1.0.0", offered=["1.0.0"]))
+    o.fresh = {V100: {s.channel: s for s in snaps}}
+    return o
+
+
+def error_not_durable(ok: bool) -> LiveObservation:
+    """A 1.0.0 host's chat holds a turn that ended in error without its error part (Turn.error)."""
+    turn = {"id": "t1", "state": "error", "message": {"text": "hi", "origin": {"kind": "user"}},
+            "responseParts": [ERROR_PART] if ok else [], **({} if ok else {"error": ERROR_PART["error"]})}
+    return _fresh_100(Snapshot(C, 7, chat_state(turns=[turn])))
+
+
+def resume_accepted(ok: bool) -> LiveObservation:
+    """A 1.0.0 client's turnResume of a turn that is not the latest resumable error (must reject)."""
+    c = client(version="1.0.0", offered=["1.0.0"])
+    own(c, 1, C, {"type": "chat/turnResume", "turnId": "t-none"}, echo_seq=3,
+        rejection="refused" if ok else None, must="INV-X07")
+    return obs(c)
+
+
+def status_not_mirrored(ok: bool) -> LiveObservation:
+    """The chat is read (bit 32); its catalogue entry, at the same serverSeq, says it is not."""
+    entry = summary(status=33 if ok else 1)
+    return _fresh_100(Snapshot(S, 9, session_state(chats=[entry])), Snapshot(C, 9, chat_state(status=33)))
+
+
+def counts_without_files(ok: bool) -> LiveObservation:
+    entry = summary(changes={"additions": 4, "deletions": 1, "files": 1 if ok else 0})
+    return _fresh_100(Snapshot(S, 9, session_state(chats=[entry])))
+
+
+def work_duplicated(ok: bool) -> LiveObservation:
+    shell = {"kind": "shell", "id": "w1", "label": "watch", "startedAt": "x", "command": "npm run watch"}
+    work = [shell] if ok else [shell, {**shell, "label": "watch (rebuilt)"}]
+    return _fresh_100(Snapshot(C, 9, chat_state(backgroundWork=work)))
+
+
 CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-022": [duplicate_turn_ids],
     "INV-026": [dangling_default_chat, must_reject("INV-026", {"type": "session/defaultChatChanged", "defaultChat": C2}, S)],
@@ -474,6 +516,11 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-053": [must_reject("INV-053", {"type": "session/ready"}, S)],
     "INV-X04": [garbage_probe],
     "INV-X05": [pin_missing],
+    "INV-X06": [error_not_durable],
+    "INV-X07": [resume_accepted],
+    "INV-X08": [status_not_mirrored],
+    "INV-X09": [counts_without_files],
+    "INV-X10": [work_duplicated],
     "INV-H01": [wire("ping", "ping", ROOTP, {"result": None}, {"error": ERR}),
                 wire("ping", "ping", ROOTP, {"result": None}, {"answered": False, "lost": "silence"})],
     "INV-H02": [wire("before-initialize", "subscribe", ROOTP, {"error": ERR}, {"result": {"snapshot": {}}})],
@@ -688,3 +735,31 @@ def test_an_answer_that_ignores_the_offer_is_one_finding_not_two() -> None:
     assert check_live(empty, only={"INV-H04"}) != []
     empty.unoffered_answer = "0.5.0"
     assert check_live(empty, only={"INV-H04"}) == []
+
+
+def test_a_fold_apart_from_a_10_state_rule_is_that_rules_finding() -> None:
+    """INV-042 leaves to INV-X06 / X10 a channel whose host state breaks them (one cause)."""
+    for build, inv in ((error_not_durable, "INV-X06"), (work_duplicated, "INV-X10")):
+        o = build(False)
+        c = o.clients[0]
+        fold = build(True).fresh[V100][C].state
+        subscribed(c, C, fold, seq=9)
+        assert {v.invariant for v in check_live(o, only={"INV-042", inv})} == {inv}
+        o.fresh[V100][C] = Snapshot(C, 9, {**o.fresh[V100][C].state, "title": "elsewhere"})
+        assert "INV-042" not in {v.invariant for v in check_live(o)}  # still the rule's finding
+    ok = status_not_mirrored(False)
+    assert {v.invariant for v in check_live(ok, only={"INV-048", "INV-X08"})} == {"INV-X08"}
+
+
+def test_a_09_peer_is_compared_without_what_only_10_actions_change() -> None:
+    """A 0.9.0 peer of a 1.0.0 host gets no chat/isReadChanged nor backgroundWorkSet: its fold is
+    compared with the host's snapshot without the IsRead bit and the 1.0.0 fields (not INV-042);
+    a 0.9.0 field it could follow still counts."""
+    c = client(version="0.9.0", offered=["0.9.0"])
+    subscribed(c, C, chat_state(), seq=9)
+    o = obs(c)
+    host = chat_state(status=33, backgroundWork=[{"kind": "shell", "id": "w"}], movable=True)
+    o.fresh = {profile_key("0.9.0", True): {C: Snapshot(C, 9, host)}}
+    assert check_live(o, only={"INV-042"}) == []
+    o.fresh = {profile_key("0.9.0", True): {C: Snapshot(C, 9, {**host, "title": "other"})}}
+    assert check_live(o, only={"INV-042"}) != []

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from harness.reference import MalformedAction
 from harness.reference.collections import is_collection
 from harness.spec import negotiation
+from harness.spec.versions import parse_version
 
 from . import jsonrpc as rpc
 from . import validation
@@ -68,7 +69,11 @@ def pick_version(host: Host, offered: list[str]) -> str | None:
     version within one of its caret ranges (1.0.0's rule), else the first offered version it
     speaks exactly (the client's preference, as before 1.0.0)."""
     if host.carets:
-        chosen = negotiation.select(offered, host.carets)
+        bases = host.carets
+        if host.defects.has("caret-unbounded"):  # ^1.0.0 read as >=1.0.0: no upper bound
+            bases = tuple(v for v in offered if negotiation.is_version(v)
+                          and parse_version(v) >= min(map(parse_version, host.carets)))
+        chosen = negotiation.select(offered, bases)
         if chosen is not None:
             return chosen
     return next((v for v in offered if v in host.exact), None)
@@ -99,7 +104,7 @@ def initialize(host: Host, conn: Connection, params: Params) -> Any:
         raise rpc.RpcError(
             rpc.UNSUPPORTED_PROTOCOL_VERSION,
             f"Unsupported protocol version: offered {offered}",
-            None if older_only else {"supportedVersions": list(speaks)},
+            None if older_only or host.defects.has("refusal-without-versions") else {"supportedVersions": list(speaks)},
         )
     answered = chosen
     if older_only or host.defects.has("claims-unknown-version"):

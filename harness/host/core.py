@@ -22,7 +22,7 @@ from harness.spec.versions import format_version, parse_version
 
 from . import jsonrpc as rpc
 from . import projection as proj
-from .agent import Agent
+from .agent import Agent, OnSession
 from .clock import Clock, FakeClock
 from .connection import Connection
 from .defects import DefectSet
@@ -125,7 +125,9 @@ class Host:
         self.defects = DefectSet(config.defects)
         self.clock: Clock = config.clock or FakeClock()
         self.model = Model(Profile.for_version(self.newest))
-        self.agent = Agent(config.seed)
+        self.agent = Agent(config.seed, v100=self.model.profile.version >= (1, 0, 0))
+        #: The 0.8.0 rules, for the `turn-error-not-durable` defect (a turn error stored the old way).
+        self._legacy: Model | None = None
         self.channels: dict[str, Channel] = {}
         self.sessions: dict[str, SessionBook] = {}
         self.seq = 0
@@ -364,10 +366,26 @@ class Host:
     def reduce(self, uri: str, action: State) -> bool:
         """Apply `action` to channel `uri` with the reference model; True if the state changed."""
         ch = self.channels[uri]
-        new = self.model.reduce(ch.kind, ch.state, action, self.now())
+        new = self._defective_reduce(ch, action)
+        if new is None:
+            new = self.model.reduce(ch.kind, ch.state, action, self.now())
         changed = new is not ch.state
         ch.state = new
         return changed
+
+    def _defective_reduce(self, ch: Channel, action: State) -> State | None:
+        """The state a 1.0.0 reducer defect makes of `action` (None: no defect applies)."""
+        t = action.get("type")
+        if t == "chat/error" and isinstance(action.get("part"), dict) and self.defects.has("turn-error-not-durable"):
+            if self._legacy is None:
+                self._legacy = Model(Profile.for_version("0.8.0"))
+            legacy = {k: v for k, v in action.items() if k != "part"}
+            legacy["error"] = action["part"].get("error")
+            return self._legacy.reduce(ch.kind, ch.state, legacy, self.now())  # Turn.error, no part
+        if t == "chat/backgroundWorkSet" and self.defects.has("background-work-appended"):
+            work = action.get("work")
+            return {**ch.state, "backgroundWork": [*ch.state.get("backgroundWork", []), work]}  # no upsert by id
+        return None
 
     def apply_server(self, uri: str, action: State) -> None:
         """A server-originated action: reduce, sequence, broadcast, then keep summaries in sync."""
@@ -393,12 +411,14 @@ class Host:
         if session is None:
             return
         wanted = chat_summary(uri, ch.state)
+        if self.defects.has("read-status-not-mirrored") and isinstance(wanted.get("status"), int):
+            wanted["status"] &= ~(32 | 64)  # the catalogue keeps activity bits only
         entry = next((c for c in session.state.get("chats", []) if c.get("resource") == uri), None)
         if entry is None:
             return
         changes = {k: v for k, v in wanted.items() if entry.get(k) != v}
         for k in entry:
-            if k not in wanted and k != "resource":
+            if k not in wanted and k not in CATALOGUE_ONLY:
                 changes[k] = None
         if changes:
             self.apply_server(ch.session or "", {"type": "session/chatUpdated", "chat": uri, "changes": changes})
@@ -442,11 +462,24 @@ class Host:
 
     def run_agent(self, chat: str) -> None:
         """Run the scripted agent of `chat` up to its next wait (the determinism rule)."""
-        for action in self.agent.next_actions(chat):
+        for step in self.agent.next_actions(chat):
             if chat not in self.channels:
                 self.agent.forget(chat)
                 return
-            self.apply_server(chat, action)
+            if isinstance(step, OnSession):
+                session = self.channels[chat].session
+                if session in self.channels:
+                    self.apply_server(session, self._on_session(chat, step.action))
+                continue
+            self.apply_server(chat, step)
+
+    def _on_session(self, chat: str, action: State) -> State:
+        """The agent's session action about `chat` (its change counts in the catalogue)."""
+        changes = dict(action.get("changes") or {})
+        counts = changes.get("changes")
+        if isinstance(counts, dict) and self.defects.has("change-counts-lines-only"):
+            changes["changes"] = {**counts, "files": 0}  # lines counted, changed files never
+        return {**action, "chat": chat, "changes": changes}
 
     def drop_channel(self, uri: str) -> None:
         self.channels.pop(uri, None)
@@ -467,6 +500,10 @@ def _bare_null(frame: str | bytes) -> bool:
     text = frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
     return text.strip() == "null"
 
+
+#: Catalogue entry keys the chat's own state does not carry (1.0.0 `SessionChatSummary.changes`,
+#: written by `session/chatUpdated`): a sync leaves them as they are.
+CATALOGUE_ONLY = frozenset({"resource", "changes"})
 
 _SUMMARY_KEYS = ("resource", "title", "status", "activity", "modifiedAt", "origin", "interactivity", "workingDirectories")
 

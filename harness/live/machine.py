@@ -52,7 +52,7 @@ from .failure import LiveFailure
 from .fast import LivePools, run_fast_chunk
 from .keeper import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
 from .loop import EventLoopThread
-from .ops import SCENARIOS
+from .ops import SCENARIOS, weights_for
 from .pool import ConnectionPool
 from .replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
 from .settle import SETTLE_POLICIES, SettlePolicy
@@ -150,6 +150,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     if spec is not None and spec.kind == "embedded":
         spec = embedded_for_profile(spec, cfg.profile)  # a 1.0.0 run fuzzes the 1.0.0 host
         cfg = replace(cfg, target_spec=embedded_text(spec))
+    cfg = replace(cfg, weights=weights_for(cfg.profile, cfg.weights))
     if spec is not None and spec.kind == "embedded" and (cfg.host_in_loop or cfg.url is None):
         keeper = HostKeeper(None, loop=loop, embedded=spec)  # served on this loop
     elif cfg.url is None:

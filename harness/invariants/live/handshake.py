@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from harness.spec.negotiation import refusal_problem
 from harness.spec.versions import parse_version
 
 from .base import LiveObservation
@@ -100,6 +101,12 @@ def negotiation_answers(obs: LiveObservation) -> Iterator[str]:
     if obs.negotiation_problem is not None:
         yield f"the negotiation before the run: {obs.negotiation_problem}"
     speaks_100 = any(_at_least(c.version, (1, 0, 0)) for c in obs.clients)
+    for p in obs.new_wire_probes("unknown-version"):
+        if p.answered and p.code == UNSUPPORTED_PROTOCOL_VERSION:
+            data = p.error.get("data") if isinstance(p.error, dict) else None
+            problem = refusal_problem(data, required=speaks_100)
+            if problem is not None:
+                yield f"connection {p.connection}: initialize offering only {p.params.get('protocolVersions')}: {problem}"
     for c in obs.clients:
         if c.negotiation is not None:
             yield f"client {c.index} (offered {c.offered}): {c.negotiation}"

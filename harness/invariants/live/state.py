@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.spec.versions import introduced_in, parse_version
 
+from . import v100
 from .base import ClientView, Envelope, LiveObservation, profile_key, state_difference
 from .wire import must_reject
 
@@ -48,6 +49,8 @@ def snapshot_replay(obs: LiveObservation) -> Iterator[str]:
                     continue  # the host never applied accepted client actions: INV-H07's finding
                 if _too_new(c, ch, snap.from_seq):
                     continue  # envelopes newer than the version it negotiated: INV-046's finding
+                if v100.state_problems(obs.kinds.get(ch), snap.state):
+                    continue  # the host's state breaks a 1.0.0 rule: that rule's finding (INV-X06, X10)
                 yield (
                     f"client {c.index}: {ch} folded from its snapshot and envelopes up to serverSeq "
                     f"{snap.from_seq} differs from a fresh snapshot at {diff}{_diverged_at(c, ch, snap.from_seq, theirs, diff, norm)}"
@@ -330,11 +333,19 @@ def summary_consistency(obs: LiveObservation) -> Iterator[str]:
                 if not _quiet_between(obs, {s_uri, c.channel}, lo, hi):
                     continue
             for k in SUMMARY_FIELDS:
+                if k == "status" and _status_apart_by_flags(entry.get(k), c.state.get(k)):
+                    continue  # only the IsRead / IsArchived bits differ: INV-X08's finding
                 if entry.get(k, "<absent>") != c.state.get(k, "<absent>"):
                     yield (
                         f"{c.channel}.{k} is {c.state.get(k, '<absent>')!r} but its entry in "
                         f"{s_uri}.chats has {entry.get(k, '<absent>')!r}"
                     )
+
+
+def _status_apart_by_flags(a: Any, b: Any) -> bool:
+    """Two status bitsets that differ, and only in the IsRead / IsArchived bits (32, 64)."""
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b))
+    return ints and a != b and a & ~v100.READ_ARCHIVED == b & ~v100.READ_ARCHIVED
 
 
 def turn_ids_unique(obs: LiveObservation) -> Iterator[str]:
