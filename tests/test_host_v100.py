@@ -222,3 +222,22 @@ def test_a_10_run_on_the_embedded_host_speaks_10_and_is_clean() -> None:
     assert started.speaking == "1.0.0" and started.target == "host:embedded?version=1.0.0"
     assert summary.stopped_because == "chunks" and summary.steps > 100
     assert [(f.invariant, f.message) for f in summary.findings] == []
+
+
+@pytest.mark.live
+def test_a_refusal_of_everything_names_its_malformation() -> None:
+    """The negotiation before the run: a host refusing every version with malformed refusal data
+    is exit 2 (nothing to fuzz) whose message says what was malformed."""
+    import asyncio
+
+    from harness.host import jsonrpc as rpc
+    from harness.host import start_host
+    from harness.live.versions import HostVersionsUnknown, negotiate
+
+    def refuse(host: Host, conn: Any, params: dict[str, Any]) -> Any:
+        raise rpc.RpcError(-32005, "no", {"supportedVersions": ["latest"]})
+
+    said = r"its refusal is malformed: .*supportedVersions\[0\] is 'latest'"
+    with start_host(config=HostConfig(extra_methods={"initialize": refuse})) as running, \
+            pytest.raises(HostVersionsUnknown, match=said):
+        asyncio.run(negotiate(running.url, ["1.0.0", "0.9.0"], 10.0))

@@ -454,7 +454,7 @@ ERROR_PART = {"kind": "error", "error": {"errorType": "x", "message": "failed"},
 
 
 def _fresh_100(*snaps: Snapshot) -> LiveObservation:
-    o = obs(client(version="1.0.0", offered=["1.0.0"]))
+    o = obs(client(version="1.0.0", offered=["1.0.0"]), sessions={S: SessionFacts(S, None)})
     o.fresh = {V100: {s.channel: s for s in snaps}}
     return o
 
@@ -763,3 +763,10 @@ def test_a_09_peer_is_compared_without_what_only_10_actions_change() -> None:
     assert check_live(o, only={"INV-042"}) == []
     o.fresh = {profile_key("0.9.0", True): {C: Snapshot(C, 9, {**host, "title": "other"})}}
     assert check_live(o, only={"INV-042"}) != []
+
+
+def test_a_07_view_apart_only_in_the_flag_bits_is_still_inv_048() -> None:
+    """INV-048 leaves bits 32/64 to INV-X08 only where X08 looks: a 1.0.0 view."""
+    o = status_not_mirrored(False)
+    o.fresh = {MAIN: o.fresh[V100]}  # the same states seen by a 0.7.0 peer
+    assert {v.invariant for v in check_live(o, only={"INV-048", "INV-X08"})} == {"INV-048"}

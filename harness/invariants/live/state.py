@@ -14,7 +14,7 @@ from typing import Any
 from harness.spec.versions import introduced_in, parse_version
 
 from . import v100
-from .base import ClientView, Envelope, LiveObservation, profile_key, state_difference
+from .base import ClientView, Envelope, LiveObservation, profile_key, profile_rank, state_difference
 from .wire import must_reject
 
 State = dict[str, Any]
@@ -311,6 +311,7 @@ def summary_consistency(obs: LiveObservation) -> Iterator[str]:
     specification/chat-channel.md §State): at quiescence the ChatSummary fields inlined in each
     ChatState equal the session's chats entry for it."""
     fresh = obs.main_fresh()
+    flags_are_x08s = bool(obs.fresh) and v100.at_least(max(obs.fresh, key=profile_rank), (1, 0, 0))
     for s_uri in obs.sessions:
         s = fresh.get(s_uri)
         if s is None or not isinstance(s.state, dict):
@@ -333,7 +334,7 @@ def summary_consistency(obs: LiveObservation) -> Iterator[str]:
                 if not _quiet_between(obs, {s_uri, c.channel}, lo, hi):
                     continue
             for k in SUMMARY_FIELDS:
-                if k == "status" and _status_apart_by_flags(entry.get(k), c.state.get(k)):
+                if k == "status" and flags_are_x08s and _status_apart_by_flags(entry.get(k), c.state.get(k)):
                     continue  # only the IsRead / IsArchived bits differ: INV-X08's finding
                 if entry.get(k, "<absent>") != c.state.get(k, "<absent>"):
                     yield (

@@ -30,7 +30,7 @@ from .wire import must_reject
 READ_ARCHIVED = 32 | 64
 
 
-def _at_least(key: str, version: tuple[int, int, int]) -> bool:
+def at_least(key: str, version: tuple[int, int, int]) -> bool:
     """The profile key's version (`profile_key`: "VERSION|collections") is `version` or later."""
     try:
         return parse_version(key.partition("|")[0]) >= version
@@ -42,7 +42,7 @@ def _real(obs: LiveObservation, since: tuple[int, int, int]) -> Iterator[tuple[s
     """Each real fresh snapshot (not a fold) of the profiles at `since` or later, once per channel."""
     seen: set[str] = set()
     for key, snaps in obs.fresh.items():
-        if not _at_least(key, since):
+        if not at_least(key, since):
             continue
         for ch, snap in snaps.items():
             if ch not in seen and isinstance(snap.from_seq, int) and isinstance(snap.state, dict):
