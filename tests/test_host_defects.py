@@ -397,6 +397,17 @@ async def background_work_appended(url: str) -> bool:
         return len(ids) != len(set(ids))
 
 
+async def move_chat_misplaced(url: str) -> bool:
+    async with await _client_100(url) as c:
+        await c.create_session(S, DIRS)
+        for chat in ("ahp-chat:/a", "ahp-chat:/b"):
+            await c.call("createChat", {"channel": S, "chat": chat})
+        await c.call("moveChat", {"channel": "ahp-chat:/a",
+                                  "destination": {"kind": "session", "session": S, "after": "ahp-chat:/b"}})
+        order = [e["resource"] for e in (await _fresh(url, S))["chats"]]
+        return order.index("ahp-chat:/a") != order.index("ahp-chat:/b") + 1
+
+
 async def caret_unbounded(url: str) -> bool:
     async with await ProbeClient.open(url) as c:
         try:
@@ -470,6 +481,7 @@ PROBES: dict[str, Probe] = {
     "read-status-not-mirrored": Probe(read_status_not_mirrored, V100),
     "change-counts-lines-only": Probe(change_counts_lines_only, V100),
     "background-work-appended": Probe(background_work_appended, V100),
+    "move-chat-misplaced": Probe(move_chat_misplaced, V100),
     "caret-unbounded": Probe(caret_unbounded, V100),
     "refusal-without-versions": Probe(refusal_without_versions, V100),
 }

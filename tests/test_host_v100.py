@@ -241,3 +241,30 @@ def test_a_refusal_of_everything_names_its_malformation() -> None:
     with start_host(config=HostConfig(extra_methods={"initialize": refuse})) as running, \
             pytest.raises(HostVersionsUnknown, match=said):
         asyncio.run(negotiate(running.url, ["1.0.0", "0.9.0"], 10.0))
+
+
+D = "ahp-chat:/s1.default"  # the session's default chat (not movable)
+
+
+@pytest.mark.parametrize(("defects", "after", "want"), [
+    ((), "ahp-chat:/b", [D, "ahp-chat:/b", "ahp-chat:/a"]),
+    ((), None, ["ahp-chat:/b", D, "ahp-chat:/a"]),
+    (("move-chat-misplaced",), "ahp-chat:/b", [D, "ahp-chat:/a", "ahp-chat:/b"]),
+])
+def test_move_chat_within_a_session_places_it_after_its_anchor(defects: tuple[str, ...], after: str | None,
+                                                               want: list[str]) -> None:
+    host = Host(HostConfig(versions=VERSIONS_1_0, defects=defects))
+    w = Wire(host)
+    w.initialize(["1.0.0"])
+    s = "ahp-session:/s1"
+    assert "result" in w.request("createSession", {"channel": s, "provider": "scripted"})
+    for chat in ("ahp-chat:/a", "ahp-chat:/b"):
+        assert "result" in w.request("createChat", {"channel": s, "chat": chat})
+    default = host.channels[s].state["defaultChat"]
+    assert default == D
+    moved = "ahp-chat:/a" if after else "ahp-chat:/b"
+    dest = {"kind": "session", "session": s, **({"after": after} if after else {})}
+    assert w.request("moveChat", {"channel": moved, "destination": dest})["result"] == {"session": s}
+    assert [c["resource"] for c in host.channels[s].state["chats"]] == want
+    refused = w.request("moveChat", {"channel": default, "destination": {"kind": "session", "session": s}})
+    assert refused["error"]["code"] == -32602  # the default chat is not movable

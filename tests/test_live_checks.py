@@ -491,6 +491,17 @@ def work_duplicated(ok: bool) -> LiveObservation:
     return _fresh_100(Snapshot(C, 9, chat_state(backgroundWork=work)))
 
 
+def chat_misplaced(ok: bool) -> LiveObservation:
+    """moveChat of C after C2 was accepted; the catalogue holds C before C2."""
+    c = client(version="1.0.0", offered=["1.0.0"])
+    c.commands.append(Command("moveChat", {"channel": C, "destination": {"kind": "session", "session": S, "after": C2}},
+                              result={"session": S}))
+    order = [C2, C] if ok else [C, C2]
+    o = obs(c)
+    o.fresh = {V100: {S: Snapshot(S, 9, session_state(chats=[summary(u) for u in order]))}}
+    return o
+
+
 CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-022": [duplicate_turn_ids],
     "INV-026": [dangling_default_chat, must_reject("INV-026", {"type": "session/defaultChatChanged", "defaultChat": C2}, S)],
@@ -521,6 +532,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-X08": [status_not_mirrored],
     "INV-X09": [counts_without_files],
     "INV-X10": [work_duplicated],
+    "INV-X11": [chat_misplaced],
     "INV-H01": [wire("ping", "ping", ROOTP, {"result": None}, {"error": ERR}),
                 wire("ping", "ping", ROOTP, {"result": None}, {"answered": False, "lost": "silence"})],
     "INV-H02": [wire("before-initialize", "subscribe", ROOTP, {"error": ERR}, {"result": {"snapshot": {}}})],

@@ -303,8 +303,10 @@ def _chat_state(host: Host, chat: str, dirs: list[str] | None) -> dict[str, Any]
     return state
 
 
-def _add_chat(host: Host, session: str, chat: str, dirs: list[str] | None) -> None:
+def _add_chat(host: Host, session: str, chat: str, dirs: list[str] | None, movable: bool = False) -> None:
     state = _chat_state(host, chat, dirs)
+    if movable:
+        state["movable"] = True  # 1.0.0: a chat the client created may be moved (moveChat)
     host.channels[chat] = Channel("chat", state, session=session)
     host.apply_server(session, {"type": "session/chatAdded", "summary": chat_summary(chat, state)})
 
@@ -338,7 +340,7 @@ def create_chat(host: Host, conn: Connection, params: Params) -> Any:
         reason, initial = validation.message_verdict(host, conn, initial, "initialMessage")
         if reason is not None:
             raise rpc.invalid_params(reason)
-    _add_chat(host, session_uri, chat, dirs)
+    _add_chat(host, session_uri, chat, dirs, movable=host.model.profile.version >= (1, 0, 0))
     if initial is not None:
         turn = {"type": "chat/turnStarted", "turnId": "turn-1", "startedAt": host.now_iso(), "message": initial}
         host.apply_server(chat, turn)
@@ -451,6 +453,36 @@ def dispose_terminal(host: Host, conn: Connection, params: Params) -> Any:
     return None
 
 
+def move_chat(host: Host, conn: Connection, params: Params) -> Any:
+    """1.0.0 `moveChat` within the chat's own session (MoveChatParams): the chat is placed right
+    after the `after` anchor, or first, by one authoritative `session/chatsReordered`. Another
+    session or a new one is refused (a host "MAY reject unsupported destinations")."""
+    if host.model.profile.version < (1, 0, 0) or conn.version_tuple < (1, 0, 0):
+        raise rpc.RpcError(rpc.METHOD_NOT_FOUND, "Method not found: moveChat")
+    chat = params["channel"]
+    ch = host.channels.get(chat)
+    if ch is None or ch.kind != "chat":
+        raise rpc.RpcError(rpc.NOT_FOUND, f"Chat not found: {chat}")
+    if ch.state.get("movable") is not True:
+        raise rpc.invalid_params("the chat does not advertise movable: true")
+    dest = params.get("destination")
+    if not isinstance(dest, Mapping) or dest.get("kind") != "session" or dest.get("session") != ch.session:
+        raise rpc.invalid_params("only a move within the chat's own session is supported")
+    session = _session(host, ch.session or "")
+    order = [c.get("resource") for c in session.state.get("chats", [])]
+    after = dest.get("after")
+    if after is not None and (after == chat or after not in order):
+        raise rpc.invalid_params("the anchor must be another chat of the destination session")
+    rest = [u for u in order if u != chat]
+    at = 0 if after is None else rest.index(after) + 1
+    if host.defects.has("move-chat-misplaced") and after is not None:
+        at -= 1  # before the anchor, not after it
+    new = [*rest[:at], chat, *rest[at:]]
+    if new != order:
+        host.apply_server(ch.session or "", {"type": "session/chatsReordered", "chats": new})
+    return {"session": ch.session}
+
+
 METHODS: dict[str, Method] = {
     "initialize": initialize,
     "ping": ping,
@@ -461,6 +493,7 @@ METHODS: dict[str, Method] = {
     "createSession": create_session,
     "disposeSession": dispose_session,
     "createChat": create_chat,
+    "moveChat": move_chat,
     "disposeChat": dispose_chat,
     "listSessions": list_sessions,
     "fetchTurns": fetch_turns,

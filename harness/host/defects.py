@@ -251,6 +251,13 @@ DEFECTS: dict[str, Defect] = {
             needs="a 1.0.0 host whose agent updates a background shell",
         ),
         _d(
+            "move-chat-misplaced",
+            "moveChat within a session places the chat before its `after` anchor, not after it",
+            "INV-X11",
+            "MoveChatParams: the optional after anchor positions the requested chat (right after it)",
+            needs="moveChat of a movable chat with an after anchor (a 1.0.0 client)",
+        ),
+        _d(
             "caret-unbounded",
             "the caret range ^1.0.0 is read as >=1.0.0: initialize accepts 2.0.0 or 99.0.0",
             "INV-H04",

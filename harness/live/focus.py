@@ -54,12 +54,14 @@ FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
     "read-status-not-mirrored": ({"action": 10, "turn": 2}, False),
     "change-counts-lines-only": ({"turn": 10, "answer": 4}, False),
     "background-work-appended": ({"turn": 10, "answer": 4}, False),
+    "move-chat-misplaced": ({"create-chat": 6, "move-chat": 10}, False),
     "caret-unbounded": ({"handshake": 10}, False),
     "refusal-without-versions": ({"handshake": 10}, False),
 }
 #: The defects of 1.0.0 behaviour: their focused runs speak 1.0.0 to the 1.0.0 host.
 V100: frozenset[str] = frozenset({"turn-error-not-durable", "turn-resume-unchecked", "read-status-not-mirrored",
-                                  "change-counts-lines-only", "background-work-appended", "caret-unbounded",
+                                  "change-counts-lines-only", "background-work-appended", "move-chat-misplaced",
+                                  "caret-unbounded",
                                   "refusal-without-versions"})
 
 #: Harness additions that catch the defects no catalogue entry covers.

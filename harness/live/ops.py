@@ -388,6 +388,27 @@ def resume(data: Draws, run: LiveRun) -> list[Op]:
              "action": {"type": "chat/turnResume", "turnId": turn}}]
 
 
+def move_chat(data: Draws, run: LiveRun) -> list[Op]:
+    """moveChat (1.0.0) of a chat within its own session, after another chat of the catalogue or
+    first: the host places it there (INV-X11); a chat that is not movable is refused."""
+    c = _pick_client(data, run, lambda x: parse_version(x.speaks) >= (1, 0, 0))
+    if c is None or not _sessions(run, c):
+        return []
+    s = data.choice(_sessions(run, c), "session")
+    state = c.view.confirmed.get(s) or {}
+    order = [e["resource"] for e in state.get("chats") or [] if isinstance(e, dict) and isinstance(e.get("resource"), str)]
+    movable = [u for u in order if u != state.get("defaultChat")]
+    if not movable:
+        return []
+    chat = data.choice(movable, "chat")
+    others = [u for u in order if u != chat]
+    dest: dict[str, Any] = {"kind": "session", "session": s}
+    if others and data.boolean("anchor"):
+        dest["after"] = data.choice(others, "after")
+    return [{"op": "command", "client": c.view.index, "method": "moveChat",
+             "params": {"channel": chat, "destination": dest}}]
+
+
 def race(data: Draws, run: LiveRun) -> list[Op]:
     """Two or three clients write the same channel at once, each from its own optimistic state
     (two turnCancelled, competing claims, two spellings of a directory): INV-045."""
@@ -514,6 +535,7 @@ SCENARIOS: Mapping[str, Scenario] = {
     "attachments": turn_with_attachments,
     "cancel": cancel_without_turn,
     "resume": resume,
+    "move-chat": move_chat,
     "race": race,
     "terminal": create_terminal,
     "unknown-channel": unknown_channel,
@@ -529,7 +551,7 @@ DEFAULT_WEIGHTS: Mapping[str, int] = {
 }
 #: Scenarios a run adds to its weights when it speaks 0.9.0 or later and its weights do not name
 #: them (`weights_for`): the 0.7.0 runs draw exactly as before.
-LATER_WEIGHTS: Mapping[str, int] = {"resume": 3}
+LATER_WEIGHTS: Mapping[str, int] = {"resume": 3, "move-chat": 2}
 
 
 def weights_for(profile: str, weights: Mapping[str, int]) -> dict[str, int]:

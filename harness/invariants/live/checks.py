@@ -47,6 +47,7 @@ LIVE_CHECKS: tuple[LiveCheck, ...] = tuple(
             LiveCheck("INV-X08", v100.catalogue_status),
             LiveCheck("INV-X09", v100.change_counts),
             LiveCheck("INV-X10", v100.background_work),
+            LiveCheck("INV-X11", v100.move_chat_placed),
             LiveCheck("INV-H01", hs.ping_answered),
             LiveCheck("INV-H02", hs.refused_before_initialize),
             LiveCheck("INV-H03", hs.second_initialize_refused),

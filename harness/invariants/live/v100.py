@@ -10,7 +10,9 @@ host's state is what is judged), plus the MUST of `chat/turnResume` on dispatche
 * INV-X08 — a catalogue entry's IsRead / IsArchived bits are its chat's ("Includes the activity
   bits and the orthogonal IsRead and IsArchived flags", matching `ChatSummary.status`);
 * INV-X09 — change counts are counts ("across all changed files": no changed files, no lines);
-* INV-X10 — background work ids are unique within the chat (`backgroundWorkSet` upserts by id).
+* INV-X10 — background work ids are unique within the chat (`backgroundWorkSet` upserts by id);
+* INV-X11 — an accepted moveChat within a session places the chat right after its `after` anchor,
+  or first (the catalogue order is what `session/chatsReordered` publishes).
 
 A host state that breaks X06 or X10 also differs from the clients' folds; INV-042 leaves such a
 channel to these checks (`state_problems`), so the finding names the rule, not only the difference.
@@ -140,3 +142,29 @@ def background_work(obs: LiveObservation) -> Iterator[str]:
         if obs.kinds.get(ch) == "chat":
             for problem in work_problems(snap.state):
                 yield f"{ch} (snapshot at serverSeq {snap.from_seq}): {problem}"
+
+
+def move_chat_placed(obs: LiveObservation) -> Iterator[str]:
+    """INV-X11 (MoveChatParams: "The optional `after` anchor positions the requested chat in the
+    destination catalog; when omitted, the requested chat is placed first"): after a moveChat the
+    host accepted within a session, that session's catalogue (at quiescence) holds the chat right
+    after its anchor, or first."""
+    fresh = obs.main_fresh()
+    for c in obs.clients:
+        for cmd in obs.new_commands(c):
+            params = cmd.params if isinstance(cmd.params, dict) else {}
+            dest = params.get("destination")
+            if cmd.method != "moveChat" or cmd.error is not None or cmd.lost is not None or not isinstance(dest, dict):
+                continue
+            snap = fresh.get(str(dest.get("session")))
+            if snap is None or not isinstance(snap.state, dict):
+                continue
+            order = [e.get("resource") for e in snap.state.get("chats") or [] if isinstance(e, dict)]
+            chat, after = params.get("channel"), dest.get("after")
+            if chat not in order or (after is not None and after not in order):
+                continue
+            want = 0 if after is None else order.index(after) + 1
+            if order.index(chat) != want:
+                where = f"right after {after}" if after is not None else "first"
+                yield (f"client {c.index}: moveChat of {chat} was accepted but {dest.get('session')}'s catalogue "
+                       f"holds it at {order.index(chat)}, not {where}: {order}")
