@@ -777,8 +777,13 @@ def test_a_09_peer_is_compared_without_what_only_10_actions_change() -> None:
     assert check_live(o, only={"INV-042"}) != []
 
 
-def test_a_07_view_apart_only_in_the_flag_bits_is_still_inv_048() -> None:
-    """INV-048 leaves bits 32/64 to INV-X08 only where X08 looks: a 1.0.0 view."""
+def test_flag_bits_are_inv_048s_only_where_no_peer_speaks_10() -> None:
+    """INV-048 leaves bits 32/64 to INV-X08 where the host speaks 1.0.0 (a 0.9.0 peer's fold cannot
+    follow them); a 0.7.0 host's mismatch in those bits is still INV-048's."""
     o = status_not_mirrored(False)
-    o.fresh = {MAIN: o.fresh[V100]}  # the same states seen by a 0.7.0 peer
+    o.fresh = {MAIN: o.fresh[V100]}  # the same states, seen by a 0.7.0 peer of a 0.7.0 host
+    o.clients = [client()]
     assert {v.invariant for v in check_live(o, only={"INV-048", "INV-X08"})} == {"INV-048"}
+    o.clients = [client(version="1.0.0", offered=["1.0.0"]), client(1, version="0.9.0", offered=["0.9.0"])]
+    o.fresh = {profile_key("0.9.0", False): o.fresh[MAIN]}  # only the 0.9.0 peer's view
+    assert check_live(o, only={"INV-048", "INV-X08"}) == []

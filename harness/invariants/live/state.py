@@ -14,7 +14,7 @@ from typing import Any
 from harness.spec.versions import introduced_in, parse_version
 
 from . import v100
-from .base import ClientView, Envelope, LiveObservation, profile_key, profile_rank, state_difference
+from .base import ClientView, Envelope, LiveObservation, profile_key, state_difference
 from .wire import must_reject
 
 State = dict[str, Any]
@@ -311,7 +311,9 @@ def summary_consistency(obs: LiveObservation) -> Iterator[str]:
     specification/chat-channel.md §State): at quiescence the ChatSummary fields inlined in each
     ChatState equal the session's chats entry for it."""
     fresh = obs.main_fresh()
-    flags_are_x08s = bool(obs.fresh) and v100.at_least(max(obs.fresh, key=profile_rank), (1, 0, 0))
+    # where the host speaks 1.0.0, the IsRead / IsArchived bits are INV-X08's on a 1.0.0 view, and
+    # a 0.9.0 view's fold cannot follow them (chat/isReadChanged, isArchivedChanged are 1.0.0 only)
+    flags_are_x08s = any(v100.at_least(f"{c.version}|", (1, 0, 0)) for c in obs.clients)
     for s_uri in obs.sessions:
         s = fresh.get(s_uri)
         if s is None or not isinstance(s.state, dict):
