@@ -60,10 +60,23 @@ def test_list_defects_prints_one_per_line_name_first() -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [["--defect", "no-such-defect"], ["--port", "70000"], ["--versions", "seven"], ["--host", "0.0.0.0"]],
+    [["--defect", "no-such-defect"], ["--port", "70000"], ["--versions", "seven"], ["--host", "0.0.0.0"],
+     ["--versions", "^2.0.0"]],  # a caret range whose base has no rules
 )
 def test_bad_arguments_are_usage_errors(args: list[str]) -> None:
     out = subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=GUARD_S)
     assert out.returncode == 2
     assert out.stderr.strip()
     assert out.stdout == ""
+
+
+def test_caret_versions_make_the_10_host() -> None:
+    import argparse
+
+    from harness.cli.host import _config
+    from harness.host.core import Host
+
+    args = argparse.Namespace(port=0, max_message_bytes=1 << 20, versions="^1.0.0,^0.9.0", defect=[],
+                              immutable_primary=False, single_directory=False, seed=0, wall_clock=False)
+    host = Host(_config(args))
+    assert host.carets == ("1.0.0", "0.9.0") and host.model.profile.version == (1, 0, 0)

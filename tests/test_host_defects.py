@@ -13,6 +13,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from harness.host import DEFECTS, start_host
+from harness.host.core import VERSIONS_1_0
 from harness.host.probe import ProbeClient, ProbeError
 
 pytestmark = pytest.mark.live
@@ -322,6 +323,110 @@ async def older_only(url: str) -> bool:
         return bool(got["protocolVersion"] == "0.3.0")
 
 
+# -- 1.0.0 behaviour (issue 34): the 1.0.0 host, a 1.0.0 client ---------------------------------------
+
+V100 = {"versions": VERSIONS_1_0}
+
+
+async def _client_100(url: str, client_id: str = "c1") -> ProbeClient:
+    return await _client(url, client_id, versions=("1.0.0",))
+
+
+async def _turns_until(c: ProbeClient, chat: str, channel: str, wanted: str, turns: int = 12) -> dict[str, Any]:
+    """Run user turns on `chat` until an envelope of type `wanted` arrives on `channel` (the
+    scripted agent's choices depend on the message text: a few turns reach each)."""
+    for i in range(turns):
+        await c.run_turn(chat, f"t{i}", f"hello {i}")
+        found = [e["action"] for e in c.envelopes(channel) if e["action"]["type"] == wanted]
+        if found:
+            return found[-1]
+    raise AssertionError(f"no {wanted} in {turns} turns")
+
+
+async def _fresh(url: str, channel: str) -> dict[str, Any]:
+    """`channel`'s state as a second, fresh 1.0.0 connection sees it."""
+    async with await _client_100(url, "observer") as o:
+        return (await o.subscribe(channel))["state"]
+
+
+async def turn_error_not_durable(url: str) -> bool:
+    async with await _client_100(url) as c:
+        chat = await c.create_session(S, DIRS)
+        await _turns_until(c, chat, chat, "chat/error")
+        turns = (await _fresh(url, chat))["turns"]
+        errored = [t for t in turns if t.get("state") == "error"]
+        assert errored, "no errored turn"
+        return any((t.get("responseParts") or [{}])[-1].get("kind") != "error" for t in errored)
+
+
+async def turn_resume_unchecked(url: str) -> bool:
+    async with await _client_100(url) as c:
+        chat = await c.create_session(S, DIRS)
+        seq = await c.dispatch(chat, {"type": "chat/turnResume", "turnId": "no-such-turn"})
+        return await _accepted(c, seq)
+
+
+async def read_status_not_mirrored(url: str) -> bool:
+    async with await _client_100(url) as c:
+        chat = await c.create_session(S, DIRS)
+        seq = await c.dispatch(chat, {"type": "chat/isReadChanged", "isRead": True})
+        assert await _accepted(c, seq)
+        entry = next(e for e in (await _fresh(url, S))["chats"] if e["resource"] == chat)
+        assert (await _fresh(url, chat))["status"] & 32
+        return not entry["status"] & 32
+
+
+async def change_counts_lines_only(url: str) -> bool:
+    async with await _client_100(url) as c:
+        chat = await c.create_session(S, DIRS)
+        update = await _turns_until(c, chat, S, "session/chatUpdated")
+        for _ in range(12):
+            counts = [e["action"]["changes"]["changes"] for e in c.envelopes(S)
+                      if e["action"]["type"] == "session/chatUpdated" and "changes" in e["action"]["changes"]]
+            if counts:
+                return counts[-1]["files"] == 0 and counts[-1]["additions"] > 0
+            update = await _turns_until(c, chat, S, "session/chatUpdated")
+        raise AssertionError(f"no change counts (last update {update})")
+
+
+async def background_work_appended(url: str) -> bool:
+    async with await _client_100(url) as c:
+        chat = await c.create_session(S, DIRS)
+        await _turns_until(c, chat, chat, "chat/backgroundWorkSet")
+        ids = [w["id"] for w in (await _fresh(url, chat))["backgroundWork"]]
+        return len(ids) != len(set(ids))
+
+
+async def move_chat_misplaced(url: str) -> bool:
+    async with await _client_100(url) as c:
+        await c.create_session(S, DIRS)
+        for chat in ("ahp-chat:/a", "ahp-chat:/b"):
+            await c.call("createChat", {"channel": S, "chat": chat})
+        await c.call("moveChat", {"channel": "ahp-chat:/a",
+                                  "destination": {"kind": "session", "session": S, "after": "ahp-chat:/b"}})
+        order = [e["resource"] for e in (await _fresh(url, S))["chats"]]
+        return order.index("ahp-chat:/a") != order.index("ahp-chat:/b") + 1
+
+
+async def caret_unbounded(url: str) -> bool:
+    async with await ProbeClient.open(url) as c:
+        try:
+            return (await c.initialize("c1", versions=("99.0.0",)))["protocolVersion"] == "99.0.0"
+        except ProbeError as e:
+            assert e.code == -32005
+            return False
+
+
+async def refusal_without_versions(url: str) -> bool:
+    async with await ProbeClient.open(url) as c:
+        try:
+            await c.initialize("c1", versions=("0.7.0",))
+        except ProbeError as e:
+            assert e.code == -32005
+            return e.data is None
+        raise AssertionError("a 1.0.0 host took 0.7.0")
+
+
 async def rebinds_on_reinitialize(url: str) -> bool:
     async with await _client(url) as c:
         try:
@@ -371,6 +476,14 @@ PROBES: dict[str, Probe] = {
     "older-only": Probe(older_only),
     "rebinds-on-reinitialize": Probe(rebinds_on_reinitialize),
     "serves-before-initialize": Probe(serves_before_initialize),
+    "turn-error-not-durable": Probe(turn_error_not_durable, V100),
+    "turn-resume-unchecked": Probe(turn_resume_unchecked, V100),
+    "read-status-not-mirrored": Probe(read_status_not_mirrored, V100),
+    "change-counts-lines-only": Probe(change_counts_lines_only, V100),
+    "background-work-appended": Probe(background_work_appended, V100),
+    "move-chat-misplaced": Probe(move_chat_misplaced, V100),
+    "caret-unbounded": Probe(caret_unbounded, V100),
+    "refusal-without-versions": Probe(refusal_without_versions, V100),
 }
 
 

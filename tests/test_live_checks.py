@@ -427,6 +427,81 @@ def bare_value(ok: bool) -> LiveObservation:
     return obs(c)
 
 
+def malformed_answer(ok: bool) -> LiveObservation:
+    """The host answered initialize with protocolVersion "1.0" (not MAJOR.MINOR.PATCH)."""
+    c = client(offered=["1.0.0", "0.9.0"])
+    c.version = "1.0.0" if ok else "1.0"
+    c.negotiation = None if ok else "the initialize result's protocolVersion '1.0' is not a MAJOR.MINOR.PATCH version"
+    return obs(c)
+
+
+def bare_refusal_of_a_10_host(ok: bool) -> LiveObservation:
+    """A host that speaks 1.0.0 to client 0 refuses client 1 with -32005 and no data."""
+    a, b = client(0, offered=["1.0.0", "0.9.0"]), client(1, offered=["0.9.0"])
+    a.version, b.version = "1.0.0", None
+    b.refusal_without_versions = not ok
+    return obs(a, b)
+
+
+def malformed_refusal_before_the_run(ok: bool) -> LiveObservation:
+    o = obs(client())
+    o.negotiation_problem = None if ok else "the -32005 refusal's data.supportedVersions[0] is 'latest', not a version"
+    return o
+
+
+V100 = profile_key("1.0.0", True)
+ERROR_PART = {"kind": "error", "error": {"errorType": "x", "message": "failed"}, "resumable": True}
+
+
+def _fresh_100(*snaps: Snapshot) -> LiveObservation:
+    o = obs(client(version="1.0.0", offered=["1.0.0"]), sessions={S: SessionFacts(S, None)})
+    o.fresh = {V100: {s.channel: s for s in snaps}}
+    return o
+
+
+def error_not_durable(ok: bool) -> LiveObservation:
+    """A 1.0.0 host's chat holds a turn that ended in error without its error part (Turn.error)."""
+    turn = {"id": "t1", "state": "error", "message": {"text": "hi", "origin": {"kind": "user"}},
+            "responseParts": [ERROR_PART] if ok else [], **({} if ok else {"error": ERROR_PART["error"]})}
+    return _fresh_100(Snapshot(C, 7, chat_state(turns=[turn])))
+
+
+def resume_accepted(ok: bool) -> LiveObservation:
+    """A 1.0.0 client's turnResume of a turn that is not the latest resumable error (must reject)."""
+    c = client(version="1.0.0", offered=["1.0.0"])
+    own(c, 1, C, {"type": "chat/turnResume", "turnId": "t-none"}, echo_seq=3,
+        rejection="refused" if ok else None, must="INV-X07")
+    return obs(c)
+
+
+def status_not_mirrored(ok: bool) -> LiveObservation:
+    """The chat is read (bit 32); its catalogue entry, at the same serverSeq, says it is not."""
+    entry = summary(status=33 if ok else 1)
+    return _fresh_100(Snapshot(S, 9, session_state(chats=[entry])), Snapshot(C, 9, chat_state(status=33)))
+
+
+def counts_without_files(ok: bool) -> LiveObservation:
+    entry = summary(changes={"additions": 4, "deletions": 1, "files": 1 if ok else 0})
+    return _fresh_100(Snapshot(S, 9, session_state(chats=[entry])))
+
+
+def work_duplicated(ok: bool) -> LiveObservation:
+    shell = {"kind": "shell", "id": "w1", "label": "watch", "startedAt": "x", "command": "npm run watch"}
+    work = [shell] if ok else [shell, {**shell, "label": "watch (rebuilt)"}]
+    return _fresh_100(Snapshot(C, 9, chat_state(backgroundWork=work)))
+
+
+def chat_misplaced(ok: bool) -> LiveObservation:
+    """moveChat of C after C2 was accepted; the catalogue holds C before C2."""
+    c = client(version="1.0.0", offered=["1.0.0"])
+    c.commands.append(Command("moveChat", {"channel": C, "destination": {"kind": "session", "session": S, "after": C2}},
+                              result={"session": S}))
+    order = [C2, C] if ok else [C, C2]
+    o = obs(c)
+    o.fresh = {V100: {S: Snapshot(S, 9, session_state(chats=[summary(u) for u in order]))}}
+    return o
+
+
 CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-022": [duplicate_turn_ids],
     "INV-026": [dangling_default_chat, must_reject("INV-026", {"type": "session/defaultChatChanged", "defaultChat": C2}, S)],
@@ -452,6 +527,12 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-053": [must_reject("INV-053", {"type": "session/ready"}, S)],
     "INV-X04": [garbage_probe],
     "INV-X05": [pin_missing],
+    "INV-X06": [error_not_durable],
+    "INV-X07": [resume_accepted],
+    "INV-X08": [status_not_mirrored],
+    "INV-X09": [counts_without_files],
+    "INV-X10": [work_duplicated],
+    "INV-X11": [chat_misplaced],
     "INV-H01": [wire("ping", "ping", ROOTP, {"result": None}, {"error": ERR}),
                 wire("ping", "ping", ROOTP, {"result": None}, {"answered": False, "lost": "silence"})],
     "INV-H02": [wire("before-initialize", "subscribe", ROOTP, {"error": ERR}, {"result": {"snapshot": {}}})],
@@ -468,6 +549,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
                      {"result": {"snapshot": {}}})],
     "INV-H07": [never_applied, never_applied_echoed_elsewhere],
     "INV-H09": [bare_value],
+    "INV-H10": [malformed_answer, bare_refusal_of_a_10_host, malformed_refusal_before_the_run],
 }
 PARAMS = [pytest.param(inv, build, id=f"{inv}-{i}") for inv, builds in CASES.items() for i, build in enumerate(builds)]
 
@@ -665,3 +747,43 @@ def test_an_answer_that_ignores_the_offer_is_one_finding_not_two() -> None:
     assert check_live(empty, only={"INV-H04"}) != []
     empty.unoffered_answer = "0.5.0"
     assert check_live(empty, only={"INV-H04"}) == []
+
+
+def test_a_fold_apart_from_a_10_state_rule_is_that_rules_finding() -> None:
+    """INV-042 leaves to INV-X06 / X10 a channel whose host state breaks them (one cause)."""
+    for build, inv in ((error_not_durable, "INV-X06"), (work_duplicated, "INV-X10")):
+        o = build(False)
+        c = o.clients[0]
+        fold = build(True).fresh[V100][C].state
+        subscribed(c, C, fold, seq=9)
+        assert {v.invariant for v in check_live(o, only={"INV-042", inv})} == {inv}
+        o.fresh[V100][C] = Snapshot(C, 9, {**o.fresh[V100][C].state, "title": "elsewhere"})
+        assert "INV-042" not in {v.invariant for v in check_live(o)}  # still the rule's finding
+    ok = status_not_mirrored(False)
+    assert {v.invariant for v in check_live(ok, only={"INV-048", "INV-X08"})} == {"INV-X08"}
+
+
+def test_a_09_peer_is_compared_without_what_only_10_actions_change() -> None:
+    """A 0.9.0 peer of a 1.0.0 host gets no chat/isReadChanged nor backgroundWorkSet: its fold is
+    compared with the host's snapshot without the IsRead bit and the 1.0.0 fields (not INV-042);
+    a 0.9.0 field it could follow still counts."""
+    c = client(version="0.9.0", offered=["0.9.0"])
+    subscribed(c, C, chat_state(), seq=9)
+    o = obs(c)
+    host = chat_state(status=33, backgroundWork=[{"kind": "shell", "id": "w"}], movable=True)
+    o.fresh = {profile_key("0.9.0", True): {C: Snapshot(C, 9, host)}}
+    assert check_live(o, only={"INV-042"}) == []
+    o.fresh = {profile_key("0.9.0", True): {C: Snapshot(C, 9, {**host, "title": "other"})}}
+    assert check_live(o, only={"INV-042"}) != []
+
+
+def test_flag_bits_are_inv_048s_only_where_no_peer_speaks_10() -> None:
+    """INV-048 leaves bits 32/64 to INV-X08 where the host speaks 1.0.0 (a 0.9.0 peer's fold cannot
+    follow them); a 0.7.0 host's mismatch in those bits is still INV-048's."""
+    o = status_not_mirrored(False)
+    o.fresh = {MAIN: o.fresh[V100]}  # the same states, seen by a 0.7.0 peer of a 0.7.0 host
+    o.clients = [client()]
+    assert {v.invariant for v in check_live(o, only={"INV-048", "INV-X08"})} == {"INV-048"}
+    o.clients = [client(version="1.0.0", offered=["1.0.0"]), client(1, version="0.9.0", offered=["0.9.0"])]
+    o.fresh = {profile_key("0.9.0", False): o.fresh[MAIN]}  # only the 0.9.0 peer's view
+    assert check_live(o, only={"INV-048", "INV-X08"}) == []

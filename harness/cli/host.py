@@ -17,7 +17,7 @@ from harness.host import DEFECTS, HostConfig, UnknownDefect, serve_host
 from harness.host.clock import wall_clock
 from harness.host.core import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_VERSIONS
 from harness.host.params import CommandParams
-from harness.spec.versions import parse_version
+from harness.spec.versions import KNOWN_VERSIONS, parse_version
 
 from ._profiles import env_spec_or_usage
 
@@ -58,9 +58,12 @@ def _config(args: argparse.Namespace) -> HostConfig:
         raise UsageError("--versions needs at least one version")
     for v in versions:
         try:
-            parse_version(v)
+            parse_version(v.removeprefix("^"))  # ^V: a caret range (the 1.0.0 rule)
         except ValueError as e:
             raise UsageError(str(e)) from e
+    newest = max((v.removeprefix("^") for v in versions), key=parse_version)
+    if parse_version(newest) > (0, 7, 0) and newest not in KNOWN_VERSIONS:
+        raise UsageError(f"--versions: the host's model needs rules for {newest} (known: {', '.join(KNOWN_VERSIONS)})")
     unknown = [d for d in args.defect if d not in DEFECTS]
     if unknown:
         raise UsageError(f"unknown defect(s) {', '.join(unknown)}; see 'ahp-fuzz host --list-defects'")

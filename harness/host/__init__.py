@@ -1,6 +1,7 @@
 """The embedded reference host: the default live target, with named defects to inject.
 
-A JSON-RPC 2.0 over WebSocket AHP host (spec 0.7.0, 0.6.0 negotiable) bound to 127.0.0.1
+A JSON-RPC 2.0 over WebSocket AHP host (spec 0.7.0, 0.6.0 negotiable; or, with
+`versions=VERSIONS_1_0`, spec 1.0.0 over the caret ranges ^1.0.0 and ^0.9.0) bound to 127.0.0.1
 only. Its reducers are the reference model (`harness.reference`); a scripted, deterministic
 agent answers every user turn. See docs/host.md.
 

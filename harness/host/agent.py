@@ -25,7 +25,8 @@ Action = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class Wait:
-    """Pause until the client answers: `kind` is "toolCall" (by id) or "input" (request id)."""
+    """Pause until the client answers: `kind` is "toolCall" (by id), "input" (request id) or
+    "resume" (a `chat/turnResume` of the turn id, after a resumable error)."""
 
     kind: str
     key: str
@@ -38,7 +39,16 @@ class IfApproved:
     action: Action
 
 
-Step = Action | Wait | IfApproved
+@dataclass(frozen=True, slots=True)
+class OnSession:
+    """An action for the chat's session channel (the host fills in the chat's URI as `chat`)."""
+
+    action: Action
+
+
+Step = Action | Wait | IfApproved | OnSession
+#: When a 1.0.0 script's background shell started (a fixed time: scripts never read the clock).
+STARTED_AT = "2026-10-02T09:00:00.000Z"
 
 
 @dataclass
@@ -50,10 +60,14 @@ class Script:
     waiting: Wait | None = field(default=None)
 
 
-def build_script(seed: int, ordinal: int, turn_id: str, text: str) -> Script:
+def build_script(seed: int, ordinal: int, turn_id: str, text: str, v100: bool = False) -> Script:
     """The script of a chat's `ordinal`-th turn (0-based). The choices depend on the seed, the
     ordinal and the message text only — never on URIs or ids, which a client may randomise per
-    run — so replaying the same conversation under other names gives the same answers."""
+    run — so replaying the same conversation under other names gives the same answers.
+
+    `v100` (a 1.0.0 host) adds, drawn from a generator of their own (the 0.7.0 scripts stay as
+    they were): a background shell started and updated by id, the chat's change counts in its
+    session's catalogue, and a resumable turn error that waits for `chat/turnResume`."""
     rng = random.Random(f"{seed}|{ordinal}|{text}")
     t = turn_id
     md = f"{t}.md"
@@ -104,7 +118,7 @@ def build_script(seed: int, ordinal: int, turn_id: str, text: str) -> Script:
             },
             Wait("input", rq),
         ]
-    steps += [
+    ending: list[Step] = [
         {"type": "chat/delta", "turnId": t, "partId": md, "content": " Done."},
         {
             "type": "chat/usage",
@@ -113,14 +127,39 @@ def build_script(seed: int, ordinal: int, turn_id: str, text: str) -> Script:
         },
         {"type": "chat/turnComplete", "turnId": t, "duration": 10 + rng.randrange(90)},
     ]
+    if v100:
+        steps += _v100_steps(random.Random(f"{seed}|{ordinal}|{text}|1.0.0"), t, ending)
+    else:
+        steps += ending
     return Script(t, steps)
+
+
+def _v100_steps(rng: random.Random, t: str, ending: list[Step]) -> list[Step]:
+    """What a 1.0.0 agent adds before and around the end of a turn (see `build_script`)."""
+    steps: list[Step] = []
+    if rng.random() < 0.4:
+        shell = {"kind": "shell", "id": f"{t}.shell", "label": "watch", "startedAt": STARTED_AT,
+                 "command": "npm run watch"}
+        steps += [{"type": "chat/backgroundWorkSet", "work": shell},
+                  {"type": "chat/backgroundWorkSet", "work": {**shell, "label": "watch (rebuilt)"}}]
+    if rng.random() < 0.4:
+        counts = {"additions": 1 + rng.randrange(40), "deletions": rng.randrange(9), "files": 1 + rng.randrange(3)}
+        steps.append(OnSession({"type": "session/chatUpdated", "changes": {"changes": counts}}))
+    if rng.random() < 0.3:
+        error = {"kind": "error", "resumable": True,
+                 "error": {"errorType": "rateLimited", "message": "Rate limited: resume to retry"}}
+        steps += [{"type": "chat/error", "turnId": t, "duration": 5 + rng.randrange(20), "part": error},
+                  Wait("resume", t)]
+    return steps + ending
 
 
 class Agent:
     """Per-chat scripts; the host asks for the next actions after each accepted client action."""
 
-    def __init__(self, seed: int = 0):
+    def __init__(self, seed: int = 0, v100: bool = False):
         self.seed = seed
+        #: A 1.0.0 host's agent (`build_script`'s `v100`).
+        self.v100 = v100
         self._scripts: dict[str, Script] = {}
 
     def on_client_action(self, chat: str, action: Mapping[str, Any], ordinal: int = 0) -> None:
@@ -131,7 +170,7 @@ class Agent:
         if t == "chat/turnStarted":
             message = action.get("message")
             text = message.get("text", "") if isinstance(message, Mapping) else ""
-            self._scripts[chat] = build_script(self.seed, ordinal, str(action.get("turnId")), str(text))
+            self._scripts[chat] = build_script(self.seed, ordinal, str(action.get("turnId")), str(text), self.v100)
         elif script is None:
             return
         elif t == "chat/turnCancelled" or t == "chat/truncated":
@@ -141,15 +180,16 @@ class Agent:
             if w.kind == "toolCall" and t == "chat/toolCallConfirmed" and action.get("toolCallId") == w.key:
                 script.approved = bool(action.get("approved"))
                 script.waiting = None
-            elif w.kind == "input" and t == "chat/inputCompleted" and action.get("requestId") == w.key:
+            elif (w.kind, t, action.get("requestId" if w.kind == "input" else "turnId")) in (
+                ("input", "chat/inputCompleted", w.key), ("resume", "chat/turnResume", w.key)):
                 script.waiting = None
 
-    def next_actions(self, chat: str) -> list[Action]:
+    def next_actions(self, chat: str) -> list[Action | OnSession]:
         """The server actions to run now: up to the next wait or the end of the turn."""
         script = self._scripts.get(chat)
         if script is None or script.waiting is not None:
             return []
-        out: list[Action] = []
+        out: list[Action | OnSession] = []
         while script.pos < len(script.steps):
             step = script.steps[script.pos]
             script.pos += 1

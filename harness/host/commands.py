@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from harness.reference import MalformedAction
 from harness.reference.collections import is_collection
+from harness.spec import negotiation
+from harness.spec.versions import parse_version
 
 from . import jsonrpc as rpc
 from . import validation
@@ -62,6 +64,21 @@ CLAIMED_VERSION = "0.5.0"
 OLDER_ONLY = ("0.3.0",)
 
 
+def pick_version(host: Host, offered: list[str]) -> str | None:
+    """The version the host negotiates for `offered` (None: none it speaks): the highest offered
+    version within one of its caret ranges (1.0.0's rule), else the first offered version it
+    speaks exactly (the client's preference, as before 1.0.0)."""
+    if host.carets:
+        bases = host.carets
+        if host.defects.has("caret-unbounded"):  # ^1.0.0 read as >=1.0.0: no upper bound
+            bases = tuple(v for v in offered if negotiation.is_version(v)
+                          and parse_version(v) >= min(map(parse_version, host.carets)))
+        chosen = negotiation.select(offered, bases)
+        if chosen is not None:
+            return chosen
+    return next((v for v in offered if v in host.exact), None)
+
+
 def initialize(host: Host, conn: Connection, params: Params) -> Any:
     _root_only(params)
     if conn.ready and not host.defects.has("rebinds-on-reinitialize"):
@@ -71,22 +88,28 @@ def initialize(host: Host, conn: Connection, params: Params) -> Any:
         raise rpc.invalid_params("protocolVersions must be a non-empty array of version strings")
     client_id = _str(params, "clientId")
     older_only = host.defects.has("older-only")
+    if host.carets and not older_only:
+        problem = negotiation.offer_problem(offered)
+        if problem is not None:  # 1.0.0: a malformed offer is reported explicitly
+            raise rpc.invalid_params(f"malformed protocolVersions offer: {problem}")
     speaks = OLDER_ONLY if older_only else host.config.versions
-    chosen = next((v for v in offered if v in speaks), None)
+    chosen = None if older_only else pick_version(host, offered)
+    if older_only:
+        chosen = next((v for v in offered if v in speaks), None)
     if host.defects.has("version-not-offered"):
-        chosen = host.config.versions[0]  # "negotiates" its own newest version, offered or not
+        chosen = host.preferred  # "negotiates" its own newest version, offered or not
     if host.defects.has("claims-unknown-version"):
         chosen = CLAIMED_VERSION  # whatever was offered
     if chosen is None:
         raise rpc.RpcError(
             rpc.UNSUPPORTED_PROTOCOL_VERSION,
             f"Unsupported protocol version: offered {offered}",
-            None if older_only else {"supportedVersions": list(speaks)},
+            None if older_only or host.defects.has("refusal-without-versions") else {"supportedVersions": list(speaks)},
         )
     answered = chosen
     if older_only or host.defects.has("claims-unknown-version"):
         # the answer says one version, the connection is served as the host's own
-        chosen = next((v for v in offered if v in host.config.versions), host.config.versions[0])
+        chosen = pick_version(host, offered) or host.preferred
     subs = _uri_list(params, "initialSubscriptions") or []
     caps = params.get("capabilities")
     collections = isinstance(caps, Mapping) and isinstance(caps.get("attachmentCollections"), Mapping)
@@ -280,8 +303,10 @@ def _chat_state(host: Host, chat: str, dirs: list[str] | None) -> dict[str, Any]
     return state
 
 
-def _add_chat(host: Host, session: str, chat: str, dirs: list[str] | None) -> None:
+def _add_chat(host: Host, session: str, chat: str, dirs: list[str] | None, movable: bool = False) -> None:
     state = _chat_state(host, chat, dirs)
+    if movable:
+        state["movable"] = True  # 1.0.0: a chat the client created may be moved (moveChat)
     host.channels[chat] = Channel("chat", state, session=session)
     host.apply_server(session, {"type": "session/chatAdded", "summary": chat_summary(chat, state)})
 
@@ -315,7 +340,7 @@ def create_chat(host: Host, conn: Connection, params: Params) -> Any:
         reason, initial = validation.message_verdict(host, conn, initial, "initialMessage")
         if reason is not None:
             raise rpc.invalid_params(reason)
-    _add_chat(host, session_uri, chat, dirs)
+    _add_chat(host, session_uri, chat, dirs, movable=host.model.profile.version >= (1, 0, 0))
     if initial is not None:
         turn = {"type": "chat/turnStarted", "turnId": "turn-1", "startedAt": host.now_iso(), "message": initial}
         host.apply_server(chat, turn)
@@ -428,6 +453,36 @@ def dispose_terminal(host: Host, conn: Connection, params: Params) -> Any:
     return None
 
 
+def move_chat(host: Host, conn: Connection, params: Params) -> Any:
+    """1.0.0 `moveChat` within the chat's own session (MoveChatParams): the chat is placed right
+    after the `after` anchor, or first, by one authoritative `session/chatsReordered`. Another
+    session or a new one is refused (a host "MAY reject unsupported destinations")."""
+    if host.model.profile.version < (1, 0, 0) or conn.version_tuple < (1, 0, 0):
+        raise rpc.RpcError(rpc.METHOD_NOT_FOUND, "Method not found: moveChat")
+    chat = params["channel"]
+    ch = host.channels.get(chat)
+    if ch is None or ch.kind != "chat":
+        raise rpc.RpcError(rpc.NOT_FOUND, f"Chat not found: {chat}")
+    if ch.state.get("movable") is not True:
+        raise rpc.invalid_params("the chat does not advertise movable: true")
+    dest = params.get("destination")
+    if not isinstance(dest, Mapping) or dest.get("kind") != "session" or dest.get("session") != ch.session:
+        raise rpc.invalid_params("only a move within the chat's own session is supported")
+    session = _session(host, ch.session or "")
+    order = [c.get("resource") for c in session.state.get("chats", [])]
+    after = dest.get("after")
+    if after is not None and (after == chat or after not in order):
+        raise rpc.invalid_params("the anchor must be another chat of the destination session")
+    rest = [u for u in order if u != chat]
+    at = 0 if after is None else rest.index(after) + 1
+    if host.defects.has("move-chat-misplaced") and after is not None:
+        at -= 1  # before the anchor, not after it
+    new = [*rest[:at], chat, *rest[at:]]
+    if new != order:
+        host.apply_server(ch.session or "", {"type": "session/chatsReordered", "chats": new})
+    return {"session": ch.session}
+
+
 METHODS: dict[str, Method] = {
     "initialize": initialize,
     "ping": ping,
@@ -438,6 +493,7 @@ METHODS: dict[str, Method] = {
     "createSession": create_session,
     "disposeSession": dispose_session,
     "createChat": create_chat,
+    "moveChat": move_chat,
     "disposeChat": dispose_chat,
     "listSessions": list_sessions,
     "fetchTurns": fetch_turns,

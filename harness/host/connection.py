@@ -27,6 +27,8 @@ class Connection:
     #: The client declared `capabilities.attachmentCollections` at initialize.
     collections: bool = False
     subscriptions: set[str] = field(default_factory=set)
+    #: The version of the host's model: an older connection gets newer action types gated out.
+    host_version: Version = (0, 7, 0)
     _version_tuple: Version | None = None
 
     @property

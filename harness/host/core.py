@@ -18,11 +18,11 @@ from typing import Any
 
 from harness.reference import Model, Profile
 from harness.reference.codec import encode
-from harness.spec.versions import parse_version
+from harness.spec.versions import format_version, parse_version
 
 from . import jsonrpc as rpc
 from . import projection as proj
-from .agent import Agent
+from .agent import Agent, OnSession
 from .clock import Clock, FakeClock
 from .connection import Connection
 from .defects import DefectSet
@@ -40,8 +40,12 @@ METHOD_MODULES: tuple[str, ...] = ("harness.host.commands", "harness.host.resour
 
 SERVER_NAME = "ahp-fuzz-embedded-host"
 HOST_VERSION = "0.7.0"
-#: Versions the host speaks, most preferred first.
+#: Versions the host speaks, most preferred first. An entry `^V` is a caret range (1.0.0's rule:
+#: the highest offered version within a range is chosen, `negotiation.select`); the newest
+#: version named is the profile the host's model reduces with.
 DEFAULT_VERSIONS: tuple[str, ...] = ("0.7.0", "0.6.0")
+#: What a 1.0.0 host speaks (`host:embedded?version=1.0.0`, `ahp-fuzz host --versions ^1.0.0,^0.9.0`).
+VERSIONS_1_0: tuple[str, ...] = ("^1.0.0", "^0.9.0")
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 DEFAULT_REPLAY_BUFFER = 1000
 
@@ -107,13 +111,23 @@ class Host:
 
     def __init__(self, config: HostConfig | None = None):
         config = config or HostConfig()
-        for v in config.versions:
-            parse_version(v)
+        if not config.versions:
+            raise ValueError("a host speaks at least one protocol version")
+        named = [parse_version(v.removeprefix("^")) for v in config.versions]
         self.config = config
+        #: Caret ranges (their base versions) and exact versions the host speaks.
+        self.carets: tuple[str, ...] = tuple(v[1:] for v in config.versions if v.startswith("^"))
+        self.exact: tuple[str, ...] = tuple(v for v in config.versions if not v.startswith("^"))
+        #: The newest version the host speaks: its model's profile (0.7.0 unless a newer one is named).
+        self.newest = format_version(max(named)) if max(named) > parse_version(HOST_VERSION) else HOST_VERSION
+        #: The version it prefers: its first (the newest caret base, else its first exact version).
+        self.preferred = config.versions[0].removeprefix("^")
         self.defects = DefectSet(config.defects)
         self.clock: Clock = config.clock or FakeClock()
-        self.model = Model(Profile.for_version(HOST_VERSION))
-        self.agent = Agent(config.seed)
+        self.model = Model(Profile.for_version(self.newest))
+        self.agent = Agent(config.seed, v100=self.model.profile.version >= (1, 0, 0))
+        #: The 0.8.0 rules, for the `turn-error-not-durable` defect (a turn error stored the old way).
+        self._legacy: Model | None = None
         self.channels: dict[str, Channel] = {}
         self.sessions: dict[str, SessionBook] = {}
         self.seq = 0
@@ -172,7 +186,8 @@ class Host:
 
     def connect(self, deliver: Callable[[str], None], request_close: Callable[[int, str], None]) -> Connection:
         self._connections_made += 1
-        conn = Connection(self._connections_made, deliver, request_close)
+        conn = Connection(self._connections_made, deliver, request_close,
+                          host_version=self.model.profile.version)
         self.connections.add(conn)
         return conn
 
@@ -299,9 +314,9 @@ class Host:
     @staticmethod
     def _projection_key(conn: Connection, origin_client: Any) -> tuple[Any, ...]:
         """What `project_envelope` and `project_payload` read of a connection: its version, its
-        collection support and — below 0.7.0 only, where a peer's own echo is never gated out —
-        whether the envelope's origin is its own."""
-        own = conn.version_tuple < proj.V070 and origin_client == conn.client_id
+        collection support and — below the host's own version only, where a peer's own echo is
+        never gated out — whether the envelope's origin is its own."""
+        own = conn.version_tuple < conn.host_version and origin_client == conn.client_id
         return (conn.version_tuple, conn.collections, own)
 
     # -- projection per connection ----------------------------------------------------------
@@ -321,10 +336,11 @@ class Host:
 
     def project_envelope(self, env: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
         action = env["action"]
-        if conn.version_tuple < proj.V070:
+        if conn.version_tuple < conn.host_version:  # a connection older than the host's model
             own = (env.get("origin") or {}).get("clientId") == conn.client_id
             if not own and proj.gated_out(action.get("type"), conn.version_tuple, self.defects):
                 return None  # a peer's own dispatch is always echoed back to it
+        if conn.version_tuple < proj.V070:
             if action.get("type") == "session/chatAdded" and isinstance(action.get("summary"), dict):
                 env = {**env, "action": {**action, "summary": proj.chat_for_version(action["summary"], conn.version_tuple)}}
             elif action.get("type") == "session/chatUpdated" and isinstance(action.get("changes"), dict):
@@ -350,10 +366,26 @@ class Host:
     def reduce(self, uri: str, action: State) -> bool:
         """Apply `action` to channel `uri` with the reference model; True if the state changed."""
         ch = self.channels[uri]
-        new = self.model.reduce(ch.kind, ch.state, action, self.now())
+        new = self._defective_reduce(ch, action)
+        if new is None:
+            new = self.model.reduce(ch.kind, ch.state, action, self.now())
         changed = new is not ch.state
         ch.state = new
         return changed
+
+    def _defective_reduce(self, ch: Channel, action: State) -> State | None:
+        """The state a 1.0.0 reducer defect makes of `action` (None: no defect applies)."""
+        t = action.get("type")
+        if t == "chat/error" and isinstance(action.get("part"), dict) and self.defects.has("turn-error-not-durable"):
+            if self._legacy is None:
+                self._legacy = Model(Profile.for_version("0.8.0"))
+            legacy = {k: v for k, v in action.items() if k != "part"}
+            legacy["error"] = action["part"].get("error")
+            return self._legacy.reduce(ch.kind, ch.state, legacy, self.now())  # Turn.error, no part
+        if t == "chat/backgroundWorkSet" and self.defects.has("background-work-appended"):
+            work = action.get("work")
+            return {**ch.state, "backgroundWork": [*ch.state.get("backgroundWork", []), work]}  # no upsert by id
+        return None
 
     def apply_server(self, uri: str, action: State) -> None:
         """A server-originated action: reduce, sequence, broadcast, then keep summaries in sync."""
@@ -379,12 +411,14 @@ class Host:
         if session is None:
             return
         wanted = chat_summary(uri, ch.state)
+        if self.defects.has("read-status-not-mirrored") and isinstance(wanted.get("status"), int):
+            wanted["status"] &= ~(32 | 64)  # the catalogue keeps activity bits only
         entry = next((c for c in session.state.get("chats", []) if c.get("resource") == uri), None)
         if entry is None:
             return
         changes = {k: v for k, v in wanted.items() if entry.get(k) != v}
         for k in entry:
-            if k not in wanted and k != "resource":
+            if k not in wanted and k not in CATALOGUE_ONLY:
                 changes[k] = None
         if changes:
             self.apply_server(ch.session or "", {"type": "session/chatUpdated", "chat": uri, "changes": changes})
@@ -428,11 +462,24 @@ class Host:
 
     def run_agent(self, chat: str) -> None:
         """Run the scripted agent of `chat` up to its next wait (the determinism rule)."""
-        for action in self.agent.next_actions(chat):
+        for step in self.agent.next_actions(chat):
             if chat not in self.channels:
                 self.agent.forget(chat)
                 return
-            self.apply_server(chat, action)
+            if isinstance(step, OnSession):
+                session = self.channels[chat].session
+                if session in self.channels:
+                    self.apply_server(session, self._on_session(chat, step.action))
+                continue
+            self.apply_server(chat, step)
+
+    def _on_session(self, chat: str, action: State) -> State:
+        """The agent's session action about `chat` (its change counts in the catalogue)."""
+        changes = dict(action.get("changes") or {})
+        counts = changes.get("changes")
+        if isinstance(counts, dict) and self.defects.has("change-counts-lines-only"):
+            changes["changes"] = {**counts, "files": 0}  # lines counted, changed files never
+        return {**action, "chat": chat, "changes": changes}
 
     def drop_channel(self, uri: str) -> None:
         self.channels.pop(uri, None)
@@ -453,6 +500,10 @@ def _bare_null(frame: str | bytes) -> bool:
     text = frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
     return text.strip() == "null"
 
+
+#: Catalogue entry keys the chat's own state does not carry (1.0.0 `SessionChatSummary.changes`,
+#: written by `session/chatUpdated`): a sync leaves them as they are.
+CATALOGUE_ONLY = frozenset({"resource", "changes"})
 
 _SUMMARY_KEYS = ("resource", "title", "status", "activity", "modifiedAt", "origin", "interactivity", "workingDirectories")
 

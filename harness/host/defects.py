@@ -215,6 +215,60 @@ DEFECTS: dict[str, Defect] = {
             "INV-H02",
             "initialize MUST be first: other requests before it are errors (-32601)",
         ),
+        # -- 1.0.0 behaviour (issue 34): a host started with version=1.0.0 (the caret ranges) --
+        _d(
+            "turn-error-not-durable",
+            "a 1.0.0 chat/error is stored the 0.8.0 way: Turn.error set, its ErrorResponsePart not appended",
+            "INV-X06",
+            "CHANGELOG 0.9.0: turn errors are durable response parts (chat/error appends its part)",
+            needs="a 1.0.0 host whose agent ends a turn with a resumable error",
+        ),
+        _d(
+            "turn-resume-unchecked",
+            "chat/turnResume is accepted for a turn that is not the latest resumable errored turn",
+            "INV-X07",
+            "ChatTurnResumeAction: the turn MUST be the latest turn, in state error, ending in a resumable error",
+        ),
+        _d(
+            "read-status-not-mirrored",
+            "the chat's IsRead / IsArchived bits are not mirrored into its session's catalogue entry",
+            "INV-X08",
+            "SessionChatSummary.status includes the IsRead and IsArchived flags, matching ChatSummary.status",
+            needs="chat/isReadChanged or chat/isArchivedChanged on a 1.0.0 host",
+        ),
+        _d(
+            "change-counts-lines-only",
+            "the catalogue's per-chat change counts carry additions and deletions with files: 0",
+            "INV-X09",
+            "ChangesSummary: additions and deletions are totals across all changed files",
+            needs="a 1.0.0 host whose agent reports change counts",
+        ),
+        _d(
+            "background-work-appended",
+            "chat/backgroundWorkSet appends the entry instead of replacing the one with its id",
+            "INV-X10",
+            "BackgroundWork.id is unique within the owning chat; backgroundWorkSet upserts by id",
+            needs="a 1.0.0 host whose agent updates a background shell",
+        ),
+        _d(
+            "move-chat-misplaced",
+            "moveChat within a session places the chat before its `after` anchor, not after it",
+            "INV-X11",
+            "MoveChatParams: the optional after anchor positions the requested chat (right after it)",
+            needs="moveChat of a movable chat with an after anchor (a 1.0.0 client)",
+        ),
+        _d(
+            "caret-unbounded",
+            "the caret range ^1.0.0 is read as >=1.0.0: initialize accepts 2.0.0 or 99.0.0",
+            "INV-H04",
+            "1.0.0 negotiation: the highest offered version within ^1.0.0 or ^0.9.0, else -32005",
+        ),
+        _d(
+            "refusal-without-versions",
+            "the 1.0.0 host's -32005 refusal carries no data.supportedVersions",
+            "INV-H10",
+            "UnsupportedProtocolVersionErrorData.supportedVersions is required (1.0.0)",
+        ),
         # -- command-level defects of the file surface (harness/host/resources.py) --
         _d(
             "resource-read-traversal",

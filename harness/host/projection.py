@@ -1,9 +1,10 @@
 """What one connection is shown: version gating and collection flattening per peer.
 
-The host keeps one authoritative state (0.7.0 shapes, collections kept). Every envelope and
-snapshot is projected for the connection it goes to:
+The host keeps one authoritative state (its model's shapes: 0.7.0, or 1.0.0 for the 1.0.0 host;
+collections kept). Every envelope and snapshot is projected for the connection it goes to:
 
-* an action type newer than the connection's negotiated version is not sent (INV-046);
+* an action type newer than the connection's negotiated version is not sent (INV-046: a 0.6.0
+  peer of the 0.7.0 host, a 0.9.0 peer of the 1.0.0 host);
 * on a 0.6.0 connection the multiroot `workingDirectories` list of a session becomes the
   singular 0.6.0 `workingDirectory` (its first entry) and chat subsets are not shown;
 * a connection that did not declare `capabilities.attachmentCollections` sees every message

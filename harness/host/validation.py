@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from harness.reference.collections import collection_problems, is_collection
+from harness.reference.turns import resumable
 from harness.spec.versions import CLIENT_DISPATCHABLE, is_known_to, kind_of
 
 from .connection import Connection
@@ -76,6 +77,13 @@ def _session_removed(host: Host, conn: Connection, ch: Channel, action: Action) 
         and not host.defects.has("primary-removable")
     ):
         return "the primary working directory is immutable", action
+    return _in_use(host, conn, ch, action)
+
+
+def _in_use(host: Host, conn: Connection | None, ch: Channel, action: Action) -> Verdict:
+    """A directory a chat's subset names is not removed or replaced under it (the chat would
+    name a directory outside its session's set, INV-031)."""
+    directory = action["directory"]
     for chat in ch.state.get("chats", []):
         sub = host.channel_state(chat.get("resource", ""))
         if sub is not None and directory in (sub.get("workingDirectories") or []):
@@ -285,14 +293,29 @@ def _active_client_set(host: Host, conn: Connection, ch: Channel, action: Action
     return None, action
 
 
+def _turn_resume(host: Host, conn: Connection, ch: Channel, action: Action) -> Verdict:
+    """ChatTurnResumeAction: "The turn MUST be the latest turn, its state MUST be `error`, and its
+    final response part MUST be a resumable error" (and no turn may be active)."""
+    if host.defects.has("turn-resume-unchecked"):
+        return None, action
+    turns = ch.state.get("turns") or []
+    if ch.state.get("activeTurn") is not None:
+        return "a turn is active", action
+    if not turns or turns[-1].get("id") != action.get("turnId") or not resumable(turns[-1]):
+        return "the turn is not the latest turn ending in a resumable error", action
+    return None, action
+
+
 RULES: dict[str, Rule] = {
     "session/workingDirectoryRemoved": _session_removed,
+    "session/workingDirectoryReplaced": _in_use,
     "session/activeClientSet": _active_client_set,
     "chat/workingDirectorySet": _chat_set,
     "chat/turnStarted": _turn_started,
     "chat/pendingMessageSet": _with_message("message", True),
     "chat/draftChanged": _with_message("draft", False),
     "chat/turnCancelled": _turn_cancelled,
+    "chat/turnResume": _turn_resume,
     "chat/toolCallConfirmed": _tool_status("pending-confirmation"),
     "chat/toolCallResultConfirmed": _tool_status("pending-result-confirmation"),
     "chat/toolCallComplete": _tool_owner,

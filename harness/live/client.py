@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.invariants.live.base import ClientView, Dispatch, Envelope, Snapshot
 from harness.reference import MalformedAction, Model, Profile
+from harness.spec import negotiation
 from harness.spec.versions import PINNED_VERSION, parse_version
 from harness.targets.live import ROOT, ConnectionLost, RpcError, WireConnection
 
@@ -166,9 +167,13 @@ class SimClient:
             params["capabilities"] = {"attachmentCollections": {}}
         try:
             res = await self.request("initialize", params)
-        except RpcError:
+        except RpcError as e:
             self.view.version = None  # e.g. -32005: the host does not speak this offer
+            if e.code == negotiation.UNSUPPORTED_PROTOCOL_VERSION:
+                self.view.negotiation = negotiation.refusal_problem(e.data, required=False)
+                self.view.refusal_without_versions = negotiation.refusal_problem(e.data) is not None
             return
+        self.view.negotiation = negotiation.answer_problem(res, self.spec.offer)
         version = res.get("protocolVersion") if isinstance(res, dict) else None
         self.view.version = version if isinstance(version, str) else None
         self.model = Model(Profile.for_version(self.speaks)) if isinstance(version, str) else None

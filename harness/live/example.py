@@ -78,6 +78,8 @@ class LiveRecorder:
     hold_frames: bool = False
     #: The version the host negotiated before the run without its being offered (`versions`).
     unoffered_answer: str | None = None
+    #: What was malformed in the host's answers to that negotiation (`Speaking.malformed`).
+    negotiation_problem: str | None = None
 
 
 FRAME_CLASSES = frozenset({"malformed JSON", "bare JSON value", "batch"})
@@ -118,6 +120,7 @@ class LiveExample:
         )
         self.run.avoid = avoided(rec, cfg, control)
         self.run.obs.unoffered_answer = rec.unoffered_answer
+        self.run.obs.negotiation_problem = rec.negotiation_problem
         self.failed = False
 
     def do(self, ops: list[dict[str, Any]]) -> None:

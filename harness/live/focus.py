@@ -48,7 +48,21 @@ FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
     "older-only": ({"action": 5}, False),
     "rebinds-on-reinitialize": ({"handshake": 10}, False),
     "serves-before-initialize": ({"handshake": 10}, False),
+    # 1.0.0 behaviour: a run at profile 1.0.0 against the 1.0.0 host (`V100`)
+    "turn-error-not-durable": ({"turn": 10, "answer": 4}, False),
+    "turn-resume-unchecked": ({"turn": 5, "answer": 3, "resume": 10}, False),
+    "read-status-not-mirrored": ({"action": 10, "turn": 2}, False),
+    "change-counts-lines-only": ({"turn": 10, "answer": 4}, False),
+    "background-work-appended": ({"turn": 10, "answer": 4}, False),
+    "move-chat-misplaced": ({"create-chat": 6, "move-chat": 10}, False),
+    "caret-unbounded": ({"handshake": 10}, False),
+    "refusal-without-versions": ({"handshake": 10}, False),
 }
+#: The defects of 1.0.0 behaviour: their focused runs speak 1.0.0 to the 1.0.0 host.
+V100: frozenset[str] = frozenset({"turn-error-not-durable", "turn-resume-unchecked", "read-status-not-mirrored",
+                                  "change-counts-lines-only", "background-work-appended", "move-chat-misplaced",
+                                  "caret-unbounded",
+                                  "refusal-without-versions"})
 
 #: Harness additions that catch the defects no catalogue entry covers.
 EXTRA_CATCHERS: Mapping[str, tuple[str, ...]] = {
@@ -63,9 +77,18 @@ def caught_by(defect: str) -> frozenset[str]:
     return frozenset(DEFECTS[defect].invariants) | frozenset(EXTRA_CATCHERS.get(defect, ()))
 
 
-def focused_spec(defect: str | None, immutable_primary: bool = False) -> str:
-    opts = ([f"defect={defect}"] if defect else []) + (["immutablePrimary=1"] if immutable_primary else [])
+def focused_spec(defect: str | None, immutable_primary: bool = False, version: str | None = None) -> str:
+    """The embedded host of a focused run (`version`: None for the 0.7.0 host, unless the defect
+    is one of 1.0.0 behaviour)."""
+    version = version or ("1.0.0" if defect in V100 else None)
+    opts = ([f"version={version}"] if version else []) + ([f"defect={defect}"] if defect else [])
+    opts += ["immutablePrimary=1"] if immutable_primary else []
     return "host:embedded" + ("?" + "&".join(opts) if opts else "")
+
+
+def focused_profile(defect: str | None) -> str:
+    """The profile a focused run speaks: 1.0.0 for a defect of 1.0.0 behaviour, else 0.7.0."""
+    return "1.0.0" if defect in V100 else "0.7.0"
 
 
 @dataclass
@@ -110,7 +133,7 @@ def run_focused(defect: str | None, *, seed: int = 0, budget_s: float = 20.0, ma
             result.findings.append(event.finding)
 
     try:
-        cfg = LiveConfig(url=target.url, target_spec=spec, seed=seed, budget_s=budget_s,
+        cfg = LiveConfig(url=target.url, target_spec=spec, seed=seed, budget_s=budget_s, profile=focused_profile(defect),
                          max_findings=max_findings, stop_on=caught_by(defect) if defect else frozenset(),
                          token_salt="focused",  # a fresh host: the same seed gives the same run
                          max_chunks=max_chunks, chunk_examples=chunk_examples, shrink_budget_s=shrink_budget_s, control=control,

@@ -43,7 +43,7 @@ from harness.engine.run import RunConfig, RunSummary
 from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
-from harness.targets.live import is_live_spec, parse_live_spec
+from harness.targets.live import embedded_for_profile, embedded_text, is_live_spec, parse_live_spec
 
 from .config import LIVE_LANES, LiveConfig
 from .draws import HypothesisDraws
@@ -52,7 +52,7 @@ from .failure import LiveFailure
 from .fast import LivePools, run_fast_chunk
 from .keeper import MAX_DEATHS_IN_A_ROW, QUICK_DEATH_STEPS, HostGone, HostKeeper
 from .loop import EventLoopThread
-from .ops import SCENARIOS
+from .ops import SCENARIOS, weights_for
 from .pool import ConnectionPool
 from .replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
 from .settle import SETTLE_POLICIES, SettlePolicy
@@ -147,6 +147,10 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     rec = LiveRecorder(on_known=on_known)
     loop = EventLoopThread(threaded=cfg.threaded_loop, shield=control.shielded)
     spec = parse_live_spec(cfg.target_spec) if is_live_spec(cfg.target_spec) else None
+    if spec is not None and spec.kind == "embedded":
+        spec = embedded_for_profile(spec, cfg.profile)  # a 1.0.0 run fuzzes the 1.0.0 host
+        cfg = replace(cfg, target_spec=embedded_text(spec))
+    cfg = replace(cfg, weights=weights_for(cfg.profile, cfg.weights))
     if spec is not None and spec.kind == "embedded" and (cfg.host_in_loop or cfg.url is None):
         keeper = HostKeeper(None, loop=loop, embedded=spec)  # served on this loop
     elif cfg.url is None:
@@ -170,6 +174,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         raise
     if speaking.version is not None and speaking.version not in speaking.offered:
         rec.unoffered_answer = speaking.version
+    rec.negotiation_problem = speaking.malformed
     if speaking.also_offer:  # the host refused the offer and speaks an older (or named) version
         cfg = replace(cfg, clients=offers_for(version, cfg.clients, (*cfg.offer, *speaking.also_offer)))
     reuse = cfg.reuse_connections if cfg.reuse_connections is not None else keeper.embedded is not None

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.reference import Profile
-from harness.spec.versions import action_types, is_client_dispatchable
+from harness.spec.versions import action_types, is_client_dispatchable, is_known_to, parse_version
 from strategies import attachments as gen_att
 from strategies import uris as gen_uris
 from strategies.actions import BUILDERS, ActionContext
@@ -368,6 +368,47 @@ def cancel_without_turn(data: Draws, run: LiveRun) -> list[Op]:
              "action": {"type": "chat/turnCancelled", "turnId": f"fz-gone{_n(run)}", "duration": 0}}]
 
 
+def resume(data: Draws, run: LiveRun) -> list[Op]:
+    """chat/turnResume of a chat's latest turn, or of an earlier one (0.9.0): it reopens a turn
+    that ended in a resumable error — the 1.0.0 host's agent waits for it — and MUST be rejected
+    when it names no such latest turn or a turn is active (INV-X07)."""
+    c = _pick_client(data, run, lambda x: is_known_to("chat/turnResume", x.speaks))
+    if c is None:
+        return []
+    chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed]
+    if not chats:
+        return []
+    ch = data.choice(chats, "chat")
+    turns = (c.optimistic(ch) or {}).get("turns") or []
+    ids = [t["id"] for t in turns if isinstance(t, dict) and isinstance(t.get("id"), str)]
+    if not ids:
+        return []
+    turn = ids[-1] if len(ids) == 1 or data.boolean("latest") else data.choice(ids[:-1], "earlier turn")
+    return [{"op": "dispatch", "client": c.view.index, "channel": ch,
+             "action": {"type": "chat/turnResume", "turnId": turn}}]
+
+
+def move_chat(data: Draws, run: LiveRun) -> list[Op]:
+    """moveChat (1.0.0) of a chat within its own session, after another chat of the catalogue or
+    first: the host places it there (INV-X11); a chat that is not movable is refused."""
+    c = _pick_client(data, run, lambda x: parse_version(x.speaks) >= (1, 0, 0))
+    if c is None or not _sessions(run, c):
+        return []
+    s = data.choice(_sessions(run, c), "session")
+    state = c.view.confirmed.get(s) or {}
+    order = [e["resource"] for e in state.get("chats") or [] if isinstance(e, dict) and isinstance(e.get("resource"), str)]
+    movable = [u for u in order if u != state.get("defaultChat")]
+    if not movable:
+        return []
+    chat = data.choice(movable, "chat")
+    others = [u for u in order if u != chat]
+    dest: dict[str, Any] = {"kind": "session", "session": s}
+    if others and data.boolean("anchor"):
+        dest["after"] = data.choice(others, "after")
+    return [{"op": "command", "client": c.view.index, "method": "moveChat",
+             "params": {"channel": chat, "destination": dest}}]
+
+
 def race(data: Draws, run: LiveRun) -> list[Op]:
     """Two or three clients write the same channel at once, each from its own optimistic state
     (two turnCancelled, competing claims, two spellings of a directory): INV-045."""
@@ -493,6 +534,8 @@ SCENARIOS: Mapping[str, Scenario] = {
     "chat-dirs": chat_directories,
     "attachments": turn_with_attachments,
     "cancel": cancel_without_turn,
+    "resume": resume,
+    "move-chat": move_chat,
     "race": race,
     "terminal": create_terminal,
     "unknown-channel": unknown_channel,
@@ -506,6 +549,23 @@ DEFAULT_WEIGHTS: Mapping[str, int] = {
     "attachments": 10, "cancel": 3, "race": 4, "terminal": 2, "unknown-channel": 2, "reconnect": 3, "garbage": 2,
     "handshake": 2,
 }
+#: Scenarios a run adds to its weights when it speaks 0.9.0 or later and its weights do not name
+#: them (`weights_for`): the 0.7.0 runs draw exactly as before.
+LATER_WEIGHTS: Mapping[str, int] = {"resume": 3, "move-chat": 2}
+
+
+def weights_for(profile: str, weights: Mapping[str, int]) -> dict[str, int]:
+    """`weights` plus `LATER_WEIGHTS` for a 0.9.0 or later profile (a name already in `weights`,
+    0 included, keeps its weight)."""
+    out = dict(weights)
+    try:
+        later = parse_version(profile.split("-")[0].split("+")[0]) >= (0, 9, 0)
+    except ValueError:
+        later = False
+    if later:
+        for name, w in LATER_WEIGHTS.items():
+            out.setdefault(name, w)
+    return out
 
 
 def parse_weights(text: str) -> dict[str, int]:

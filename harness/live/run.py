@@ -49,6 +49,7 @@ from harness.invariants.live.base import (
 )
 from harness.invariants.live.checks import check_live
 from harness.reference import MalformedAction, Model, Profile
+from harness.reference.turns import resumable
 from harness.spec.versions import is_client_dispatchable, is_known_to, is_newer_than, parse_version
 from harness.targets.live import ROOT, ConnectionLost, RpcError, Transcript
 
@@ -223,6 +224,11 @@ class LiveRun:
             active = state.get("activeTurn")
             if not isinstance(active, dict) or active.get("id") != a.get("turnId"):
                 d.must_reject, d.reason = "INV-044", "chat/turnCancelled with no matching active turn"
+        elif t == "chat/turnResume":
+            turns = state.get("turns") or []
+            if state.get("activeTurn") is not None or not turns or not isinstance(turns[-1], dict) or (
+                    turns[-1].get("id") != a.get("turnId") or not resumable(turns[-1])):
+                d.must_reject, d.reason = "INV-X07", "not the latest turn ending in a resumable error, or a turn is active"
         elif t == "chat/toolCallConfirmed":
             if _tool_status(state, a) != "pending-confirmation":
                 d.must_reject, d.reason = "INV-044", "the tool call is not pending-confirmation"
@@ -548,7 +554,7 @@ class LiveRun:
         watched: set[str] = set().union(*(p.view.subscribed for p in pinged))
         if not v.subscribed <= watched:
             return False
-        version = parse_version(v.version or "0.7.0")
+        version = parse_version(c.speaks)  # a version that is no MAJOR.MINOR.PATCH: INV-H10
         got: set[tuple[int, str]] | None = None
         for p in pinged:
             for e in p.view.envelopes[self.obs.since_env.get(p.view.index, 0):]:

@@ -30,6 +30,12 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from harness.spec.negotiation import (
+    BASELINES,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    answer_problem,
+    refusal_problem,
+)
 from harness.spec.versions import (
     KNOWN_VERSIONS,
     action_types,
@@ -39,7 +45,6 @@ from harness.spec.versions import (
 )
 from harness.targets.live import ROOT, ConnectionLost, RpcError, WireConnection
 
-UNSUPPORTED_PROTOCOL_VERSION = -32005
 #: Versions the action registry knows that no profile has rules for: offered when a host refuses
 #: every version with rules (a host library speaking only 0.3.0), newest first.
 OLDER_VERSIONS: tuple[str, ...] = ("0.4.0", "0.3.0", "0.2.0", "0.1.0")
@@ -61,10 +66,13 @@ class Speaking:
     also_offer: tuple[str, ...] = ()
     #: The statement for stdout, report.json and the HTML (None: the host speaks the offer).
     note: str | None = None
+    #: What was malformed in the host's answers (`negotiation.answer_problem`, `refusal_problem`):
+    #: the run reports it (INV-H10) and goes on where a version was still agreed.
+    malformed: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {"offered": list(self.offered), "negotiated": self.version, "alsoOffered": list(self.also_offer),
-                "note": self.note}
+                "note": self.note, "malformed": self.malformed}
 
 
 def nearest_profile(version: str) -> str:
@@ -103,7 +111,16 @@ def offers_for(version: str, clients: tuple[Any, ...], also: tuple[str, ...] = (
     rules (newest first), then `also`; a single-version client keeps its offer."""
     first = version if version in KNOWN_VERSIONS else KNOWN_VERSIONS[-1]
     full = tuple(dict.fromkeys((first, *reversed(KNOWN_VERSIONS), *also)))
-    return tuple(replace(c, offer=full) if len(c.offer) > 1 else c for c in clients)
+    single = _single_offer(first)
+    return tuple(replace(c, offer=full) if len(c.offer) > 1 else replace(c, offer=single) if single else c
+                 for c in clients)
+
+
+def _single_offer(version: str) -> tuple[str, ...] | None:
+    """What a single-version client offers in a run at `version`: in a 0.9.0/1.0.0 run the older
+    1.0.0 baseline, 0.9.0 (a 1.0.0 host speaks only ^1.0.0 and ^0.9.0; the client still does not
+    offer the host's newest version, INV-046); otherwise its own offer (None)."""
+    return (BASELINES[-1],) if parse_version(version) >= parse_version(BASELINES[-1]) else None
 
 
 def named_versions(data: Any) -> list[str]:
@@ -141,9 +158,10 @@ async def negotiate(url: str, offer: list[str], timeout_s: float = 5.0) -> Speak
     except (ConnectionLost, TimeoutError):
         return Speaking(first)
     if refusal is None:
-        version = result.get("protocolVersion") if isinstance(result, dict) else None
-        if not isinstance(version, str):
-            return Speaking(first)
+        problem = answer_problem(result, first)
+        if problem is not None:  # no MAJOR.MINOR.PATCH version agreed: INV-H10 reports it
+            return Speaking(first, malformed=problem)
+        version = result["protocolVersion"]
         if version in first:
             return Speaking(first, version, note=subset_note(version, f"the host negotiated {version}"))
         why = (f"the host negotiated {version}, which was not offered ({', '.join(first)}): INV-046; "
@@ -151,6 +169,7 @@ async def negotiate(url: str, offer: list[str], timeout_s: float = 5.0) -> Speak
         return Speaking(first, version, note=subset_note(version, why) or why)
     if refusal.code != UNSUPPORTED_PROTOCOL_VERSION:
         return Speaking(first)  # another error: the run's checks report it
+    problem = refusal_problem(refusal.data, required=False)
     named = named_versions(refusal.data)
     fallback = [v for v in dict.fromkeys((*named, *OLDER_VERSIONS)) if v not in first]
     tried = list(first)
@@ -162,11 +181,15 @@ async def negotiate(url: str, offer: list[str], timeout_s: float = 5.0) -> Speak
             return Speaking(first)
         version = result.get("protocolVersion") if again is None and isinstance(result, dict) else None
         if isinstance(version, str) and version in fallback:
+            if problem is None and parse_version(version) >= (1, 0, 0):
+                problem = refusal_problem(refusal.data)  # a 1.0.0 host: the data is required
             said = f"it named {', '.join(named)}" if named else "it named none (data.supportedVersions)"
             why = (f"the host refused every version with rules here ({', '.join(first)}) with -32005 ({said}) "
                    f"and speaks {version}")
-            return Speaking(first, version, (version,), subset_note(version, why) or why)
+            return Speaking(first, version, (version,), subset_note(version, why) or why, problem)
     said = f"it names {', '.join(named)}" if named else "it names none in data.supportedVersions"
+    if problem is not None:
+        said += f"; its refusal is malformed: {problem}"
     raise HostVersionsUnknown(
         f"the host refused every protocol version ahp-fuzz can speak ({', '.join(tried)}) with -32005 ({said}): "
         "nothing can be fuzzed. If it speaks another version, offer it with `--offer VERSION` (the run is then a "

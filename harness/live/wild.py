@@ -171,7 +171,7 @@ async def _probe(run: RunRole, conn: WireConnection, check: str, method: str, pa
     try:
         p.result = await conn.request(method, params, PROBE_TIMEOUT_S)
     except RpcError as e:
-        p.error = {"code": e.code, "message": e.message}
+        p.error = {"code": e.code, "message": e.message, **({"data": e.data} if e.data is not None else {})}
     except TimeoutError:
         p.answered, p.lost = False, f"silence for {PROBE_TIMEOUT_S:g}s"
     except ConnectionLost as e:

@@ -33,11 +33,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from harness.reference.profile import Profile
+from harness.spec.versions import parse_version
 from harness.websocket import Link, LinkClosed
 from harness.websocket import connect as ws_connect
 
@@ -67,6 +68,9 @@ class LiveSpec:
     defects: tuple[str, ...] = ()
     #: host:embedded only: advertise and enforce `multipleWorkingDirectories.immutablePrimary`.
     immutable_primary: bool = False
+    #: host:embedded only: the newest version it speaks (`version=1.0.0`: the 1.0.0 host, caret
+    #: negotiation over ^1.0.0 and ^0.9.0); None: the 0.7.0 host (0.7.0 and 0.6.0).
+    version: str | None = None
 
 
 def parse_live_spec(text: str, *, defects: tuple[str, ...] = ()) -> LiveSpec:
@@ -86,15 +90,19 @@ def parse_live_spec(text: str, *, defects: tuple[str, ...] = ()) -> LiveSpec:
         if name != "embedded":
             raise ValueError(f"unknown host {name!r} (want host:embedded)")
         params = parse_qs(query, keep_blank_values=True) if query else {}
-        unknown = set(params) - {"defect", "immutablePrimary"}
+        unknown = set(params) - {"defect", "immutablePrimary", "version"}
         if unknown:
             raise ValueError(
                 f"host:embedded: unknown option(s) {', '.join(sorted(unknown))} "
-                "(want defect=NAME, immutablePrimary=1)"
+                "(want defect=NAME, immutablePrimary=1, version=1.0.0)"
             )
         named = tuple(d for v in params.get("defect", []) for d in v.split(",") if d)
         flag = params.get("immutablePrimary", ["0"])[-1].lower() in ("1", "true", "yes", "")
-        return LiveSpec("embedded", t, defects=tuple(dict.fromkeys((*named, *defects))), immutable_primary=flag)
+        version = params.get("version", [None])[-1]
+        if version is not None and version not in EMBEDDED_VERSIONS:
+            raise ValueError(f"host:embedded: version={version} (want one of {', '.join(EMBEDDED_VERSIONS)})")
+        return LiveSpec("embedded", t, defects=tuple(dict.fromkeys((*named, *defects))), immutable_primary=flag,
+                        version=None if version == "0.7.0" else version)
     raise ValueError(f"not a live target spelling: {text!r} (want ws://…, host-cmd:… or host:embedded)")
 
 
@@ -131,10 +139,45 @@ def check_url(url: str) -> None:
         raise ValueError(f"{url}: no host name (want ws://HOST:PORT)")
 
 
-def embedded_spec(defects: tuple[str, ...] = (), immutable_primary: bool = False) -> str:
+#: The newest versions an embedded host can speak (`host:embedded?version=V`): 0.7.0 (the default:
+#: 0.7.0 and 0.6.0, each negotiated as offered) or 1.0.0 (^1.0.0 and ^0.9.0, the caret rule).
+EMBEDDED_VERSIONS: tuple[str, ...] = ("0.7.0", "1.0.0")
+
+
+def embedded_spec(defects: tuple[str, ...] = (), immutable_primary: bool = False, version: str | None = None) -> str:
     """The spelling of the embedded host with `defects` (what a finding records)."""
-    opts = [f"defect={d}" for d in defects] + (["immutablePrimary=1"] if immutable_primary else [])
+    opts = ([f"version={version}"] if version else []) + [f"defect={d}" for d in defects]
+    opts += ["immutablePrimary=1"] if immutable_primary else []
     return "host:embedded" + ("?" + "&".join(opts) if opts else "")
+
+
+def embedded_for_profile(spec: LiveSpec, profile: str) -> LiveSpec:
+    """The embedded host a run at `profile` fuzzes when its spelling names no version: the 1.0.0
+    host for a 0.9.0 or 1.0.0 profile (the baselines 1.0.0 hosts speak), else the 0.7.0 host."""
+    if spec.kind != "embedded" or spec.version is not None:
+        return spec
+    try:
+        newer = parse_version(profile.split("-")[0].split("+")[0]) >= (0, 9, 0)
+    except ValueError:
+        return spec
+    if not newer:
+        return spec
+    text = embedded_spec(spec.defects, spec.immutable_primary, "1.0.0")
+    return replace(spec, text=text, version="1.0.0")
+
+
+def embedded_text(spec: LiveSpec) -> str:
+    return embedded_spec(spec.defects, spec.immutable_primary, spec.version)
+
+
+def _host_config(spec: LiveSpec) -> Any:
+    from harness.host import HostConfig
+    from harness.host.core import VERSIONS_1_0
+    from harness.host.params import CommandParams
+
+    extra = {"versions": VERSIONS_1_0} if spec.version == "1.0.0" else {}
+    return HostConfig(defects=spec.defects, immutable_primary=spec.immutable_primary,
+                      params=CommandParams.from_env(), **extra)
 
 
 def is_loopback(url: str) -> bool:
@@ -363,17 +406,14 @@ def _check_embedded(spec: LiveSpec) -> None:
 
 def _start_embedded(spec: LiveSpec) -> HostHandle:
     try:
-        from harness.host import HostConfig, start_host
+        from harness.host import start_host
     except ImportError as e:
         raise TargetSetupError(f"host:embedded: the embedded host is not available ({e})") from e
     try:
-        from harness.host.params import CommandParams
-
-        running = start_host(config=HostConfig(defects=spec.defects, immutable_primary=spec.immutable_primary,
-                                               params=CommandParams.from_env()))
+        running = start_host(config=_host_config(spec))
     except ValueError as e:  # an unknown defect name
         raise TargetSetupError(f"host:embedded: {e}") from e
-    return HostHandle(running.url, running.close, embedded_spec(spec.defects, spec.immutable_primary),
+    return HostHandle(running.url, running.close, embedded_text(spec),
                       dead=lambda: running.host.dead)
 
 
@@ -399,14 +439,11 @@ async def embedded_in_loop(spec: LiveSpec) -> EmbeddedInLoop:
     if spec.kind != "embedded":
         raise ValueError(f"not an embedded host spelling: {spec.text!r}")
     try:
-        from harness.host import HostConfig, serve_host
+        from harness.host import serve_host
     except ImportError as e:
         raise TargetSetupError(f"host:embedded: the embedded host is not available ({e})") from e
     try:
-        from harness.host.params import CommandParams
-
-        server = await serve_host(HostConfig(defects=spec.defects, immutable_primary=spec.immutable_primary,
-                                             params=CommandParams.from_env()))
+        server = await serve_host(_host_config(spec))
     except ValueError as e:  # an unknown defect name
         raise TargetSetupError(f"host:embedded: {e}") from e
 
@@ -452,8 +489,7 @@ class LiveTarget:
                  **_: Any) -> None:
         self.spec = parse_live_spec(spec, defects=tuple(defects))
         self.description = (
-            self.spec.text if self.spec.kind != "embedded"
-            else embedded_spec(self.spec.defects, self.spec.immutable_primary)
+            self.spec.text if self.spec.kind != "embedded" else embedded_text(self.spec)
         )
         self.allow_remote = allow_remote
         self.startup_timeout_s = startup_timeout_s

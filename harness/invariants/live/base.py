@@ -183,6 +183,13 @@ class ClientView:
     client_id: str
     offered: list[str]
     version: str | None = None  # the negotiated version (None: initialize failed)
+    #: Why the host's answer to this client's initialize is malformed as a negotiation (a result
+    #: without a MAJOR.MINOR.PATCH protocolVersion, a -32005 without data.supportedVersions):
+    #: INV-H10's finding. None: well-formed.
+    negotiation: str | None = None
+    #: Its initialize was refused (-32005) without data.supportedVersions: malformed once the
+    #: host is known to speak 1.0.0, where the data is required (INV-H10).
+    refusal_without_versions: bool = False
     #: Declared capabilities.attachmentCollections at initialize (None: unknown — a reconnect
     #: carries no capabilities, so what the host assumes afterwards is not known).
     collections: bool | None = False
@@ -301,6 +308,8 @@ class LiveObservation:
     #: The version the host negotiated before the run for an offer that did not hold it (it
     #: answers that whatever is offered: INV-046's cause; INV-H04 does not report it again).
     unoffered_answer: str | None = None
+    #: What was malformed in the host's answers to the negotiation before the run (INV-H10).
+    negotiation_problem: str | None = None
     #: The reference reducers, `reduce(version, kind, state, action) -> state` (a malformed action
     #: leaves the state unchanged): lets a check re-fold a client's view another way (INV-H07).
     reduce: Callable[[str, str, State, Any], State] | None = None

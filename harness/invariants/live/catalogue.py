@@ -200,6 +200,22 @@ INV_H04 = catalogue_entry(
     note=_WILD,
     elsewhere=LIVE,
 )
+INV_H10 = catalogue_entry(
+    "INV-H10",
+    "Negotiation answers are well-formed",
+    severity="violation",
+    scope="wire",
+    source="1.0.0 commands schema (InitializeResult.protocolVersion: required, a MAJOR.MINOR.PATCH "
+    "entry of the offer); errors schema (UnsupportedProtocolVersionErrorData.supportedVersions: "
+    "required since 1.0.0, each a version or a SemVer range); CHANGELOG 1.0.0 (malformed offers "
+    "reported explicitly)",
+    statement="An initialize result carries protocolVersion, a MAJOR.MINOR.PATCH string; a -32005 "
+    "refusal's data.supportedVersions is an array of versions or SemVer ranges (required where the "
+    "host speaks 1.0.0).",
+    note="A harness addition (issue 34): the live clients judge each answer to their initialize and "
+    "the negotiation before the run. A well-formed version that was not offered is INV-046's.",
+    elsewhere=LIVE,
+)
 INV_H05 = catalogue_entry(
     "INV-H05",
     "Unknown methods get -32601",

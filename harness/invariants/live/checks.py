@@ -14,7 +14,7 @@ from ..registry import REGISTRY, InvariantCheckError, sort_key
 from . import handshake as hs
 from . import scenarios as sc
 from . import state as stt
-from . import wire
+from . import v100, wire
 from .base import LiveCheck, LiveObservation
 
 LIVE_CHECKS: tuple[LiveCheck, ...] = tuple(
@@ -42,6 +42,12 @@ LIVE_CHECKS: tuple[LiveCheck, ...] = tuple(
             LiveCheck("INV-053", sc.client_dispatchable_only),
             LiveCheck("INV-X04", wire.malformed_frames),
             LiveCheck("INV-X05", sc.chat_attachment_pinned),
+            LiveCheck("INV-X06", v100.durable_errors),
+            LiveCheck("INV-X07", v100.turn_resume_checked),
+            LiveCheck("INV-X08", v100.catalogue_status),
+            LiveCheck("INV-X09", v100.change_counts),
+            LiveCheck("INV-X10", v100.background_work),
+            LiveCheck("INV-X11", v100.move_chat_placed),
             LiveCheck("INV-H01", hs.ping_answered),
             LiveCheck("INV-H02", hs.refused_before_initialize),
             LiveCheck("INV-H03", hs.second_initialize_refused),
@@ -50,6 +56,7 @@ LIVE_CHECKS: tuple[LiveCheck, ...] = tuple(
             LiveCheck("INV-H06", hs.bad_params),
             LiveCheck("INV-H07", stt.accepted_applied),
             LiveCheck("INV-H09", hs.bare_values),
+            LiveCheck("INV-H10", hs.negotiation_answers),
         ),
         key=lambda c: sort_key(c.id),
     )

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from harness.spec.negotiation import refusal_problem
+from harness.spec.versions import parse_version
+
 from .base import LiveObservation
 
 UNSUPPORTED_PROTOCOL_VERSION = -32005
@@ -87,6 +90,36 @@ def version_refused(obs: LiveObservation) -> Iterator[str]:
                 f"connection {p.connection}: initialize with an empty protocolVersions list negotiated "
                 f"{got!r}, want an error (-32602 or -32005)"
             )
+
+
+def negotiation_answers(obs: LiveObservation) -> Iterator[str]:
+    """INV-H10 (1.0.0 InitializeResult.protocolVersion, UnsupportedProtocolVersionErrorData):
+    every answer to a client's initialize, and to the negotiation before the run, is well-formed:
+    a protocolVersion that is a MAJOR.MINOR.PATCH string; a refusal whose supportedVersions are
+    versions or ranges — required once the host speaks 1.0.0 (a client negotiated 1.0.0 or
+    later: the host is known to speak it)."""
+    if obs.negotiation_problem is not None:
+        yield f"the negotiation before the run: {obs.negotiation_problem}"
+    speaks_100 = any(_at_least(c.version, (1, 0, 0)) for c in obs.clients)
+    for p in obs.new_wire_probes("unknown-version"):
+        if p.answered and p.code == UNSUPPORTED_PROTOCOL_VERSION:
+            data = p.error.get("data") if isinstance(p.error, dict) else None
+            problem = refusal_problem(data, required=speaks_100)
+            if problem is not None:
+                yield f"connection {p.connection}: initialize offering only {p.params.get('protocolVersions')}: {problem}"
+    for c in obs.clients:
+        if c.negotiation is not None:
+            yield f"client {c.index} (offered {c.offered}): {c.negotiation}"
+        elif c.refusal_without_versions and speaks_100:
+            yield (f"client {c.index} (offered {c.offered}): the -32005 refusal has no data.supportedVersions, "
+                   "required since 1.0.0 (the host speaks 1.0.0 to another client)")
+
+
+def _at_least(version: str | None, than: tuple[int, int, int]) -> bool:
+    try:
+        return parse_version(version or "") >= than
+    except ValueError:
+        return False
 
 
 def unknown_method(obs: LiveObservation) -> Iterator[str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.spec.versions import introduced_in, parse_version
 
+from . import v100
 from .base import ClientView, Envelope, LiveObservation, profile_key, state_difference
 from .wire import must_reject
 
@@ -48,6 +49,8 @@ def snapshot_replay(obs: LiveObservation) -> Iterator[str]:
                     continue  # the host never applied accepted client actions: INV-H07's finding
                 if _too_new(c, ch, snap.from_seq):
                     continue  # envelopes newer than the version it negotiated: INV-046's finding
+                if v100.state_problems(obs.kinds.get(ch), snap.state):
+                    continue  # the host's state breaks a 1.0.0 rule: that rule's finding (INV-X06, X10)
                 yield (
                     f"client {c.index}: {ch} folded from its snapshot and envelopes up to serverSeq "
                     f"{snap.from_seq} differs from a fresh snapshot at {diff}{_diverged_at(c, ch, snap.from_seq, theirs, diff, norm)}"
@@ -192,7 +195,38 @@ def _normalizer(obs: LiveObservation, c: ClientView, ch: str) -> Callable[[Any],
     mismatch, not a host bug; a 0.7.0-only field shown to it is INV-046's finding)."""
     if obs.kinds.get(ch) in ("session", "chat") and (c.version or "") < "0.7.0":
         return _pre_070
+    if obs.kinds.get(ch) in ("session", "chat") and _older_than(c.version, (1, 0, 0)):
+        return _pre_100
     return lambda s: s
+
+
+def _older_than(version: str | None, than: tuple[int, int, int]) -> bool:
+    try:
+        return parse_version(version or "") < than
+    except ValueError:
+        return False
+
+
+#: Chat fields only 1.0.0 actions write (chat/changesetsChanged, canvasesChanged, movableChanged,
+#: backgroundWorkSet/Removed) and the IsRead / IsArchived status bits (chat/isReadChanged,
+#: isArchivedChanged): a 0.9.0 peer of a 1.0.0 host is sent none of those actions.
+FIELDS_1_0 = frozenset({"backgroundWork", "canvases", "changes", "changesets", "movable"})
+_READ_ARCHIVED = 32 | 64
+
+
+def _pre_100(state: Any) -> Any:
+    """A session or chat state without what only 1.0.0 actions change (a 0.9.0 fold cannot
+    follow it): the 1.0.0 chat fields, the IsRead / IsArchived bits, the catalogue's order
+    (session/chatsReordered)."""
+    if not isinstance(state, dict):
+        return state
+    out = {k: v for k, v in state.items() if k not in FIELDS_1_0}
+    if isinstance(out.get("status"), int) and not isinstance(out["status"], bool):
+        out["status"] = out["status"] & ~_READ_ARCHIVED
+    if isinstance(out.get("chats"), list):
+        chats = [_pre_100(c) for c in out["chats"]]
+        out["chats"] = sorted(chats, key=lambda c: str(c.get("resource")) if isinstance(c, dict) else "")
+    return out
 
 
 def _pre_070(state: Any) -> Any:
@@ -277,6 +311,9 @@ def summary_consistency(obs: LiveObservation) -> Iterator[str]:
     specification/chat-channel.md §State): at quiescence the ChatSummary fields inlined in each
     ChatState equal the session's chats entry for it."""
     fresh = obs.main_fresh()
+    # where the host speaks 1.0.0, the IsRead / IsArchived bits are INV-X08's on a 1.0.0 view, and
+    # a 0.9.0 view's fold cannot follow them (chat/isReadChanged, isArchivedChanged are 1.0.0 only)
+    flags_are_x08s = any(v100.at_least(f"{c.version}|", (1, 0, 0)) for c in obs.clients)
     for s_uri in obs.sessions:
         s = fresh.get(s_uri)
         if s is None or not isinstance(s.state, dict):
@@ -299,11 +336,19 @@ def summary_consistency(obs: LiveObservation) -> Iterator[str]:
                 if not _quiet_between(obs, {s_uri, c.channel}, lo, hi):
                     continue
             for k in SUMMARY_FIELDS:
+                if k == "status" and flags_are_x08s and _status_apart_by_flags(entry.get(k), c.state.get(k)):
+                    continue  # only the IsRead / IsArchived bits differ: INV-X08's finding
                 if entry.get(k, "<absent>") != c.state.get(k, "<absent>"):
                     yield (
                         f"{c.channel}.{k} is {c.state.get(k, '<absent>')!r} but its entry in "
                         f"{s_uri}.chats has {entry.get(k, '<absent>')!r}"
                     )
+
+
+def _status_apart_by_flags(a: Any, b: Any) -> bool:
+    """Two status bitsets that differ, and only in the IsRead / IsArchived bits (32, 64)."""
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b))
+    return ints and a != b and a & ~v100.READ_ARCHIVED == b & ~v100.READ_ARCHIVED
 
 
 def turn_ids_unique(obs: LiveObservation) -> Iterator[str]:

@@ -98,8 +98,8 @@ def version_gating(obs: LiveObservation) -> Iterator[str]:
     types … newer than the negotiated version"; the negotiated version is one the client
     offered."""
     for c in obs.clients:
-        if c.version is None:
-            continue
+        if c.version is None or c.negotiation is not None:
+            continue  # no version, or not a MAJOR.MINOR.PATCH one: INV-H10's finding
         if c.version not in c.offered:
             yield f"client {c.index}: host negotiated {c.version!r}, which the client did not offer ({c.offered})"
             continue
