@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.causes.transformation import Cause
 from harness.engine.control import RunControl
 from harness.invariants.base import Violation
 from harness.targets.live import ConnectionLost, RpcError
@@ -32,14 +33,17 @@ from .ops import SCENARIOS, op_class, preflight_ops, session_ops, setup_ops
 from .pool import ConnectionPool
 from .run import LiveRun
 from .settle import SettlePolicy
+from .signing import sign
 from .wild import TARGET_DIED
 
 
 class LiveFindingFailure(AssertionError):
-    def __init__(self, violation: Violation, run: LiveRun) -> None:
+    def __init__(self, violation: Violation, run: LiveRun, cause: Cause | None = None) -> None:
         super().__init__(f"{violation.invariant} [{violation.severity}] {violation.message}")
         self.violation = violation
         self.run = run
+        #: What the host did (`signing.sign`): the finding's cause, the run's suppression key.
+        self.cause = cause
 
 
 class HostDown(Exception):
@@ -48,6 +52,7 @@ class HostDown(Exception):
 
 @dataclass
 class LiveRecorder:
+    #: Cause ids already reported in this campaign (one finding per cause, issue 33).
     suppressed: set[str] = field(default_factory=set)
     on_known: Callable[[Violation], None] = lambda v: None
     examples: int = 0
@@ -135,17 +140,22 @@ class LiveExample:
                 if cls is not None:
                     rec.fatal[cls] += 1
                     self.run.avoid = avoided(rec, self.cfg, self.control)
-            if self.run.host_dead is not None and TARGET_DIED in rec.suppressed:
-                raise HostDown(self.run.host_dead)  # dead again: end the example, no finding
+            if self.run.host_dead is not None and not any(v.invariant == TARGET_DIED for v in found):
+                raise HostDown(self.run.host_dead)  # dead before this op: end the example, no finding
             for v in found:
                 if v.severity == "known":
                     rec.on_known(v)
-                elif v.invariant not in rec.suppressed:
-                    failure = LiveFindingFailure(v, self.run)
-                    self.failed = True
-                    if rec.failure is None:
-                        rec.failure = failure
-                    raise failure
+                    continue
+                cause = sign(v, self.run.trigger, self.run.closed)
+                if cause.id in rec.suppressed:
+                    if v.invariant == TARGET_DIED:  # dead again of a known cause: end the example
+                        raise HostDown(self.run.host_dead or "")
+                    continue
+                failure = LiveFindingFailure(v, self.run, cause)
+                self.failed = True
+                if rec.failure is None:
+                    rec.failure = failure
+                raise failure
 
     def start(self, draws: Draws) -> None:
         """Connect the clients, send the campaign's preflight ops not sent yet, make the sessions."""

@@ -9,7 +9,8 @@ subscribes to, then steps drawn from the weighted scenarios of `ops`. After ever
 run settles (ping barrier on every connection, bounded wait for pending echoes, new chats
 followed), fresh snapshots are taken, and every live check runs. A violation ends the machine
 run; the campaign turns the run's ops and conversation into a live finding, shrinks it (ddmin
-over ops, bounded), replays it once, and goes on with that invariant suppressed.
+over ops, bounded), replays it once, and goes on with that cause suppressed (one finding per
+cause: `signing.sign` says what the host did, in harness/causes' vocabulary).
 """
 
 from __future__ import annotations
@@ -351,7 +352,8 @@ def _host_for_next_chunk(keeper: HostKeeper, bus: EventBus, steps: int) -> str |
 def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, loop: EventLoopThread,
                     control: RunControl, bus: EventBus, summary: RunSummary, rec: LiveRecorder) -> None:
     found = finding_from_run(failure.run, failure.violation, target=cfg.target_spec, profile=cfg.profile,
-                             seed=cfg.seed, extra={"chunk": chunk, "exposure": exposure(control, rec.steps, chunk)})
+                             seed=cfg.seed, extra={"chunk": chunk, "exposure": exposure(control, rec.steps, chunk)},
+                             cause=failure.cause)
     bus.emit(Shrinking(found.invariant, LIVE_KIND, len(found.steps)))
     left = control.time_left()
     budget = cfg.shrink_budget_s if left is None else max(0.0, min(cfg.shrink_budget_s, left - 1.0))
@@ -374,7 +376,8 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
                                  death=keeper.death if keeper is not None else None).reproduced
     if not reproduced:
         finding.extra["flaky"] = True
-    rec.suppressed.add(finding.invariant)
+    if failure.cause is not None:
+        rec.suppressed.add(failure.cause.id)
     summary.findings.append(finding)
     with control.shielded():
         bus.emit(FindingFound(finding, reproduced))

@@ -1,0 +1,98 @@
+"""Live findings carry causes in the reducer findings' vocabulary (issue 33, item 1): what the
+host did, the same id in every run, seed and scenario; a check about a client whose connection
+the host closed is the close's consequence."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.causes.live import (
+    closed_cause,
+    died_cause,
+    frame_trigger,
+    frame_type,
+    live_cause,
+    normalise,
+)
+from harness.invariants.base import Violation
+from harness.live.focus import run_focused
+from harness.live.signing import op_trigger, sign
+
+
+@pytest.mark.parametrize(("frame", "kind"), [("null", "null"), ("42", "number"), ('"x"', "string"),
+                                             ("true", "boolean"), ("[]", "array"), ("{]", "non-JSON"),
+                                             ("1e400", "number"), ("{}", "object")])
+def test_frame_type(frame: str, kind: str) -> None:
+    assert frame_type(frame) == kind
+
+
+def test_a_close_is_one_cause_whichever_check_saw_it() -> None:
+    h09 = live_cause("INV-H09", "client 2: the host closed the connection after the JSON value null (closed 1011)",
+                     "a null frame")
+    crash = live_cause("TARGET-CRASH", "client 0: ping: connection closed", frame_trigger("null"))
+    assert h09.id == crash.id == closed_cause("a null frame").id
+    x04 = live_cause("INV-X04", "client 1: the host closed the connection after the frame '{]' (1011)", "a null frame")
+    assert x04.id == closed_cause("a non-JSON frame").id  # the frame the message names, not the op's
+
+
+def test_dropping_a_frame_and_closing_on_it_are_two_causes() -> None:
+    dropped = live_cause("INV-X04", "client 0: the frame 'not json at all' got None, want an error -32700 with id null",
+                         "a non-JSON frame")
+    closed = live_cause("INV-X04", "client 0: the host closed the connection after the frame 'not json at all'",
+                        "a non-JSON frame")
+    assert dropped.id != closed.id
+    assert dropped.key == ("frame-answered", "non-JSON", "silence", "-32700")
+    coded = live_cause("INV-X04", "client 3: the frame '{]' got {'jsonrpc': '2.0', 'id': None, 'error': "
+                                  "{'code': -32600, 'message': 'x'}}, want an error -32700 with id null", "x")
+    assert coded.key == ("frame-answered", "non-JSON", "error -32600", "-32700")
+
+
+def test_a_death_is_signed_by_its_trigger_not_its_message() -> None:
+    one = live_cause("TARGET-DIED", "exit status 70; frames sent just before: null", "a null frame")
+    two = live_cause("TARGET-DIED", "exit status 70; frames sent just before: {\"x\":1}; null", "a null frame")
+    assert one.id == two.id == died_cause("a null frame").id
+    assert live_cause("TARGET-DIED", "gone", "a number frame").id != one.id
+
+
+def test_the_run_namespace_does_not_change_the_id() -> None:
+    a = "client 1: 2 dispatch(es) on ahp-chat:/fz-1a2b3c4d-c3 never echoed, first clientSeq 4 (chat/draftChanged)"
+    b = "client 1: 2 dispatch(es) on ahp-chat:/fz-99ffee00-c1 never echoed, first clientSeq 9 (chat/draftChanged)"
+    assert "fz-" not in normalise(a)
+    assert live_cause("INV-045", a, "x").id == live_cause("INV-045", b, "y").id
+
+
+def test_unapplied_is_signed_by_the_action_type() -> None:
+    msg = ("client 0: accepted but never applied: serverSeq 12 (session/titleChanged, client fz-00000000-0's "
+           "clientSeq 3) on ahp-session:/fz-00000000-s1 was echoed as accepted")
+    assert live_cause("INV-H07", msg, "x").key == ("unapplied-accepted", "session/titleChanged")
+
+
+def test_op_triggers() -> None:
+    kinds = {"ahp-session:/s": "session"}
+    assert op_trigger({"op": "garbage", "client": 0, "frame": "null"}, kinds) == "a null frame"
+    assert op_trigger({"op": "dispatch", "channel": "ahp-chat:/gone", "action": {"type": "chat/draftChanged"}},
+                      kinds) == "a dispatch to an unknown channel"
+    assert op_trigger({"op": "dispatch", "channel": "ahp-session:/s", "action": {"type": "session/titleChanged"}},
+                      kinds) == "a dispatch of session/titleChanged"
+    assert op_trigger({"op": "command", "method": "createChat"}, kinds) == "the createChat command"
+
+
+def test_a_check_about_a_closed_client_is_the_close() -> None:
+    missed = Violation("INV-045", "violation", "client 2 watches ahp-session:/s but never received serverSeq 9 "
+                                               "(session/titleChanged, …), an accepted echo …")
+    assert sign(missed, "a dispatch of session/titleChanged", {2: "a number frame"}).id == closed_cause("a number frame").id
+    other = sign(missed, "a dispatch of session/titleChanged", {1: "a number frame"})
+    assert other.id != closed_cause("a number frame").id  # client 2 was not closed: a cause of its own
+
+
+def test_live_findings_carry_the_same_cause_across_seeds() -> None:
+    # bounded by chunks (3 chunks of 3 machine runs), the budget only a hang guard
+    ids = set()
+    for seed in (1, 2):
+        result = run_focused("dies-on-null", seed=seed, budget_s=300.0, max_chunks=3, shrink_budget_s=0.5,
+                             lane="fast", request_timeout_s=60.0)
+        died = [f for f in result.findings if f.invariant == "TARGET-DIED"]
+        assert died, f"seed {seed}: {[(f.invariant, f.message) for f in result.findings]}"
+        assert died[0].cause is not None and died[0].cause["witnesses"]["kinds"] == ["live"]
+        ids.add(died[0].cause["id"])
+    assert ids == {died_cause("a null frame").id}
