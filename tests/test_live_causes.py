@@ -96,3 +96,30 @@ def test_live_findings_carry_the_same_cause_across_seeds() -> None:
         assert died[0].cause is not None and died[0].cause["witnesses"]["kinds"] == ["live"]
         ids.add(died[0].cause["id"])
     assert ids == {died_cause("a null frame").id}
+
+
+#: issue 33's imitations of what real hosts did -> the cause each must be found under (None: a
+#: check's own words, asserted distinct below).
+IMITATIONS = {
+    "no-frame-catch": None,
+    "closes-on-unknown-channel": closed_cause("a dispatch to an unknown channel").id,
+    "title-in-summary": None,
+    "turns-on-session-channel": None,
+}
+
+
+def test_each_imitation_is_found_under_its_own_cause() -> None:
+    found: dict[str, str] = {}
+    for defect, want in IMITATIONS.items():
+        # bounded by chunks (3 of 3 machine runs); the budget is only a hang guard
+        result = run_focused(defect, seed=0, budget_s=300.0, max_chunks=3, shrink_budget_s=0.5, lane="fast",
+                             request_timeout_s=60.0)
+        assert result.findings, defect
+        cause = result.findings[0].cause
+        assert cause is not None, defect
+        if want is not None:
+            assert cause["id"] == want, (defect, cause)
+        found[defect] = cause["id"]
+    assert len(set(found.values())) == len(found), found
+    assert found["no-frame-catch"] in {closed_cause(f"a {k} frame").id for k in ("null", "number", "string", "boolean")} \
+        | {closed_cause("a non-JSON frame").id, closed_cause("an array frame").id}

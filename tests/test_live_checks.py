@@ -427,6 +427,17 @@ def bare_value(ok: bool) -> LiveObservation:
     return obs(c)
 
 
+def turns_refused(ok: bool) -> LiveObservation:
+    """Every plain chat/turnStarted rejected (a host keeping turns on the session channel, issue
+    33). Correct: the first is accepted (a later one refused while a turn runs is the host's say)."""
+    c = client()
+    for i in (1, 2):
+        turn = {"type": "chat/turnStarted", "turnId": f"t{i}", "startedAt": "2026-01-01T00:00:00.000Z",
+                "message": {"text": "hi", "origin": {"kind": "user"}}}
+        own(c, i, C, turn, echo_seq=i, rejection=None if ok and i == 1 else "turns start on the session channel")
+    return obs(c)
+
+
 CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-022": [duplicate_turn_ids],
     "INV-026": [dangling_default_chat, must_reject("INV-026", {"type": "session/defaultChatChanged", "defaultChat": C2}, S)],
@@ -468,6 +479,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
                      {"result": {"snapshot": {}}})],
     "INV-H07": [never_applied, never_applied_echoed_elsewhere],
     "INV-H09": [bare_value],
+    "INV-H10": [turns_refused],
 }
 PARAMS = [pytest.param(inv, build, id=f"{inv}-{i}") for inv, builds in CASES.items() for i, build in enumerate(builds)]
 
@@ -665,3 +677,10 @@ def test_an_answer_that_ignores_the_offer_is_one_finding_not_two() -> None:
     assert check_live(empty, only={"INV-H04"}) != []
     empty.unoffered_answer = "0.5.0"
     assert check_live(empty, only={"INV-H04"}) == []
+
+
+def test_turns_refused_to_a_client_of_a_version_before_chat_channels_are_not_inv_h10() -> None:
+    o = turns_refused(False)
+    assert check_live(o, only={"INV-H10"})
+    o.clients[0].version = "0.3.0"  # its turns live on the session channel: that version's own
+    assert check_live(o, only={"INV-H10"}) == []

@@ -67,8 +67,9 @@ def frame_type(text: str) -> str:
 
 
 def frame_trigger(text: str) -> str:
-    """The trigger words for a frame: `a null frame`, `a non-JSON frame` …"""
-    return f"a {frame_type(text)} frame"
+    """The trigger words for a frame: `a null frame`, `an array frame`, `a non-JSON frame` …"""
+    kind = frame_type(text)
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} frame"
 
 
 def closed_cause(trigger: str) -> Cause:

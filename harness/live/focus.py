@@ -48,6 +48,11 @@ FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
     "older-only": ({"action": 5}, False),
     "rebinds-on-reinitialize": ({"handshake": 10}, False),
     "serves-before-initialize": ({"handshake": 10}, False),
+    # issue 33: imitations of what real hosts did
+    "no-frame-catch": ({"garbage": 10}, False),
+    "closes-on-unknown-channel": ({"unknown-channel": 5, "action": 5}, False),
+    "title-in-summary": ({"action": 10}, False),
+    "turns-on-session-channel": ({"turn": 10}, False),
 }
 
 #: Harness additions that catch the defects no catalogue entry covers.

@@ -462,13 +462,15 @@ def garbage(data: Draws, run: LiveRun) -> list[Op]:
 
 
 def preflight_ops() -> list[Op]:
-    """Every handshake probe and every bare JSON value, once per campaign, at the start (after
-    the clients connect): host-level properties a plain run must not leave to chance (issue 16).
-    The `handshake` and `garbage` scenarios keep drawing them during the run."""
+    """Every handshake probe, every bare JSON value and one frame that is not JSON, once per
+    campaign, at the start (after the clients connect): host-level properties a plain run must
+    not leave to chance (issue 16; issue 33: every frame class, so a host that closes the
+    connection on each is told it for each). The `handshake` and `garbage` scenarios keep drawing
+    them during the run."""
     from .wild import PROBES
 
     return ([{"op": "handshake", "client": 0, "probe": p} for p in PROBES]
-            + [{"op": "garbage", "client": 0, "frame": f} for f in BARE_VALUES])
+            + [{"op": "garbage", "client": 0, "frame": f} for f in (*BARE_VALUES, GARBAGE[1])])
 
 
 def handshake(data: Draws, run: LiveRun) -> list[Op]:

@@ -50,6 +50,7 @@ LIVE_CHECKS: tuple[LiveCheck, ...] = tuple(
             LiveCheck("INV-H06", hs.bad_params),
             LiveCheck("INV-H07", stt.accepted_applied),
             LiveCheck("INV-H09", hs.bare_values),
+            LiveCheck("INV-H10", sc.turns_reachable),
         ),
         key=lambda c: sort_key(c.id),
     )
