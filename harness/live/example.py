@@ -23,17 +23,18 @@ from typing import Any
 from harness.causes.transformation import Cause
 from harness.engine.control import RunControl
 from harness.invariants.base import Violation
+from harness.spec.versions import is_newer_than
 from harness.targets.live import ConnectionLost, RpcError
 
 from .config import LiveConfig
 from .draws import Draws
 from .keeper import HostKeeper
 from .loop import EventLoopThread
-from .ops import SCENARIOS, op_class, preflight_ops, session_ops, setup_ops
+from .ops import FRAME_CLASSES, SCENARIOS, op_class, preflight_ops, session_ops, setup_ops
 from .pool import ConnectionPool
 from .run import LiveRun
 from .settle import SettlePolicy
-from .signing import sign
+from .signing import profile_note, sign, stand_in
 from .wild import TARGET_DIED
 
 
@@ -83,16 +84,27 @@ class LiveRecorder:
     hold_frames: bool = False
     #: The version the host negotiated before the run without its being offered (`versions`).
     unoffered_answer: str | None = None
+    #: Dispatches not sent because their type is newer than their client's version -> how often.
+    newer: Counter[str] = field(default_factory=Counter)
+    #: Frame classes and probes sent (`ops.op_class`) -> how often (report.json `liveNeverRan`).
+    sent_classes: Counter[str] = field(default_factory=Counter)
+    #: Scenarios drawn that had no op to give for the run's state -> how often.
+    empty: Counter[str] = field(default_factory=Counter)
+    #: The host can be restarted after a death (else a class that killed it is retired at once).
+    can_restart: bool = True
 
 
-FRAME_CLASSES = frozenset({"malformed JSON", "bare JSON value", "batch"})
+#: Deaths on one frame class (or probe) before it is retired: it is retried once after the restart
+#: its first death asked for (issue 33: a host that died on it by chance is not spared it for good).
+RETIRE_AFTER = 2
 
 
 def avoided(rec: LiveRecorder, cfg: LiveConfig, control: RunControl) -> frozenset[str]:
-    """What the next ops must not send: what killed the host, and — for a host that cannot be
-    restarted, before the last part of the budget — every malformed frame class."""
+    """What the next ops must not send: what killed the host `RETIRE_AFTER` times, and — for a
+    host that cannot be restarted, before the last part of the budget — every malformed frame class."""
     held = rec.hold_frames and cfg.budget_s is not None and control.elapsed() < cfg.hold_frames_until * cfg.budget_s
-    return frozenset(rec.fatal) | (FRAME_CLASSES if held else frozenset())
+    retired = frozenset(cls for cls, n in rec.fatal.items() if n >= RETIRE_AFTER or not rec.can_restart)
+    return retired | (FRAME_CLASSES if held else frozenset())
 
 
 class LiveExample:
@@ -132,7 +144,12 @@ class LiveExample:
             cls = op_class(op)
             if cls is not None and cls in self.run.avoid:
                 continue  # it killed the host before (or may, and the host cannot be restarted)
+            op = self._within_version(op)
+            if op is None:
+                continue
             alive = self.run.host_dead is None
+            if cls is not None:
+                rec.sent_classes[cls] += 1
             found = self.run.apply(op)
             rec.steps += 1
             if alive and self.run.host_dead is not None:  # the op in which the host died
@@ -146,6 +163,10 @@ class LiveExample:
                 if v.severity == "known":
                     rec.on_known(v)
                     continue
+                older = stand_in(v, {i: c.view.version for i, c in self.run.clients.items()})
+                if older is not None:  # what the host's own version documents: a note (issue 33)
+                    rec.on_known(profile_note(*older))
+                    continue
                 cause = sign(v, self.run.trigger, self.run.closed)
                 if cause.id in rec.suppressed:
                     if v.invariant == TARGET_DIED:  # dead again of a known cause: end the example
@@ -156,6 +177,23 @@ class LiveExample:
                 if rec.failure is None:
                     rec.failure = failure
                 raise failure
+
+    def _within_version(self, op: dict[str, Any]) -> dict[str, Any] | None:
+        """`op` without the dispatches of action types newer than their client's version (issue 33:
+        never send a host a type newer than the version it speaks; `rec.newer` counts them); None
+        when nothing is left of it."""
+        if op.get("op") == "race":
+            subs = [s for s in op.get("ops") or [] if self._within_version(s) is not None]
+            return None if not subs else op if len(subs) == len(op.get("ops") or []) else {**op, "ops": subs}
+        if op.get("op") != "dispatch":
+            return op
+        c = self.run.clients.get(int(op.get("client", 0)))
+        action = op.get("action")
+        t = action.get("type") if isinstance(action, dict) else None
+        if c is None or not isinstance(t, str) or not is_newer_than(t, c.speaks):
+            return op
+        self.rec.newer[f"{t} (client speaks {c.speaks})"] += 1
+        return None
 
     def start(self, draws: Draws) -> None:
         """Connect the clients, send the campaign's preflight ops not sent yet, make the sessions."""
@@ -179,6 +217,8 @@ class LiveExample:
         phases["draw"] = phases.get("draw", 0.0) + time.perf_counter() - t0
         if ops:
             self.rec.scenarios[name] += 1
+        else:
+            self.rec.empty[name] += 1
         self.do(ops)
 
     def teardown(self) -> None:

@@ -11,12 +11,12 @@ current state returns no ops.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from harness.causes.live import frame_type
 from harness.reference import Profile
-from harness.spec.versions import action_types, is_client_dispatchable
+from harness.spec.versions import action_types, is_client_dispatchable, is_known_to
 from strategies import attachments as gen_att
 from strategies import uris as gen_uris
 from strategies.actions import BUILDERS, ActionContext
@@ -416,6 +416,9 @@ def unknown_channel(data: Draws, run: LiveRun) -> list[Op]:
     c = _pick_client(data, run)
     if c is None:
         return []
+    if not is_known_to("chat/draftChanged", c.speaks):  # never a type newer than the client's version
+        return [{"op": "dispatch", "client": c.view.index, "channel": f"ahp-session:/fz-{run.token}-missing",
+                 "action": {"type": "session/titleChanged", "title": "x"}}]
     return [{"op": "dispatch", "client": c.view.index, "channel": f"ahp-chat:/fz-{run.token}-missing",
              "action": {"type": "chat/draftChanged", "draft": {"text": "x", "origin": {"kind": "user"}}}}]
 
@@ -428,16 +431,14 @@ def reconnect(data: Draws, run: LiveRun) -> list[Op]:
 
 
 def frame_class(frame: str) -> str:
-    """The class of a malformed frame, as a host that dies on it would (issue 23): "malformed
-    JSON", "bare JSON value" (null, a number, a string, a boolean), "batch" (an array) or
-    "object"."""
-    try:
-        value = json.loads(frame)
-    except ValueError:
-        return "malformed JSON"
-    if isinstance(value, list):
-        return "batch"
-    return "object" if isinstance(value, dict) else "bare JSON value"
+    """The class of a malformed frame, as a host that dies on it meets it (issue 33: each its own
+    class and cause): "null frame", "number frame", "string frame", "boolean frame", "array
+    frame" (a batch), "object frame" or "non-JSON frame"."""
+    return f"{frame_type(frame)} frame"
+
+
+#: Every frame class the malformed frames (`GARBAGE`, `BARE_VALUES`) fall in.
+FRAME_CLASSES: frozenset[str] = frozenset(frame_class(f) for f in (*GARBAGE, *BARE_VALUES))
 
 
 def op_class(op: Op) -> str | None:

@@ -1,5 +1,6 @@
 """Signing live violations with their cause (issue 33): the words for what the host was sent
-(`op_trigger`), and which cause a violation witnesses (`sign`), in harness/causes' vocabulary.
+(`op_trigger`), which cause a violation witnesses (`sign`), in harness/causes' vocabulary, and
+which differences only the stand-in rules explain (`stand_in`: a PROFILE note, not a finding).
 
 A check that fires about a client whose connection the host closed earlier in the run is that
 close's consequence, not a cause of its own: the host broadcasts, the client was gone (INV-045's
@@ -14,6 +15,7 @@ from typing import Any, Final
 from harness.causes.live import closed_cause, frame_trigger, live_cause
 from harness.causes.transformation import Cause
 from harness.invariants.base import Violation
+from harness.spec.older import OlderRule, older_rules
 
 #: The clients a live check's message is about: `client 2: …`, `clients 0 and 1 …`,
 #: `client 1 (maxLatencyMs 0) and client 2 …`.
@@ -54,3 +56,31 @@ def sign(v: Violation, trigger: str, closed: dict[int, str]) -> Cause:
                 return closed_cause(closed[int(g)])
     return own
 
+
+
+#: The checks that compare the host's state with the stand-in rules' fold.
+STATE_CHECKS: Final = frozenset({"INV-042", "INV-043", "INV-045", "INV-048", "INV-H07"})
+#: The pseudo-invariant a stand-in note is counted under (a `known` item: reported, not failing).
+PROFILE: Final = "PROFILE"
+
+
+def stand_in(v: Violation, versions: dict[int, str | None]) -> tuple[str, OlderRule] | None:
+    """(version, rule) when `v` is a state check's difference that a documented behaviour of the
+    version its client negotiated explains (`harness.spec.older`): the stand-in rules' difference,
+    not the host's. `versions`: client index -> negotiated version."""
+    if v.invariant not in STATE_CHECKS:
+        return None
+    named = [int(g) for m in _CLIENTS.finditer(v.message[:80]) for g in m.groups() if g is not None]
+    for i in named or list(versions):
+        version = versions.get(i)
+        for rule in older_rules(version):
+            if rule.explains(v.message):
+                return str(version), rule
+    return None
+
+
+def profile_note(version: str, rule: OlderRule) -> Violation:
+    """The note a stand-in difference is reported as (one per documented difference)."""
+    return Violation(f"{PROFILE}:{rule.name}", "known",
+                     f"the host speaks {version}, where {rule.says} ({rule.source}); the stand-in rules do "
+                     "otherwise: a PROFILE note, not a finding")
