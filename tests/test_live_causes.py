@@ -61,6 +61,9 @@ def test_the_run_namespace_does_not_change_the_id() -> None:
     b = "client 1: 2 dispatch(es) on ahp-chat:/fz-99ffee00-c1 never echoed, first clientSeq 9 (chat/draftChanged)"
     assert "fz-" not in normalise(a)
     assert live_cause("INV-045", a, "x").id == live_cause("INV-045", b, "y").id
+    # the summary reads the same in every run too (which client, which seq, the values left out)
+    c = a.replace("client 1", "client 3").replace("clientSeq 4", "clientSeq 7")
+    assert live_cause("INV-045", a, "x").summary == live_cause("INV-045", c, "x").summary
 
 
 def test_unapplied_is_signed_by_the_action_type() -> None:

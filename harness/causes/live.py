@@ -106,7 +106,10 @@ def live_cause(invariant: str, message: str, trigger: str | None) -> Cause:
         if m is not None:
             t = m.group("type").strip()
             return Cause(("unapplied-accepted", t), f"the host accepts {t} but never applies it")
-    return check_cause(invariant, normalise(message))
+    cause = check_cause(invariant, normalise(message))
+    if cause.transformation != "check":
+        return cause
+    return Cause(cause.key, f"{invariant}: {_SUMMARY_VARYING.sub(_placeholder, normalise(message))[:160]}")
 
 
 def live_witnesses(invariant: str) -> Witnesses:
@@ -116,6 +119,16 @@ def live_witnesses(invariant: str) -> Witnesses:
     w.add(invariant, "<live>", LIVE_KIND)
     w.action_types.clear()
     return w
+
+
+#: What a summary leaves out besides `normalise`'s: which client, which serverSeq or clientSeq, a
+#: quoted value (the summary reads the same in every run, as the id does).
+_SUMMARY_VARYING: Final = re.compile(r"\b(clients?|serverSeq|clientSeq|fromSeq) \d+(?: and (?:client )?\d+)?|"
+                                     r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def _placeholder(m: re.Match[str]) -> str:
+    return f"{m.group(1)} N" if m.group(1) else "…"
 
 
 def normalise(message: str) -> str:
