@@ -66,6 +66,21 @@ def test_the_run_namespace_does_not_change_the_id() -> None:
     assert live_cause("INV-045", a, "x").summary == live_cause("INV-045", c, "x").summary
 
 
+def test_the_json_a_check_quotes_does_not_change_the_id() -> None:
+    # the ahpx mock negotiates 0.5.0 with the client offering 7 versions and with the one offering
+    # 0.6.0 only: one behaviour, one cause (it was two); a served request's result is cut anywhere
+    many = "client 0: host negotiated '0.5.0', which the client did not offer (['0.7.0', '1.0.0', '0.9.0'])"
+    one = "client 3: host negotiated '0.5.0', which the client did not offer (['0.6.0'])"
+    assert live_cause("INV-046", many, "x").id == live_cause("INV-046", one, "y").id
+    a = 'connection 1: subscribe before initialize was served (result {"snapshot": {"fromSeq": 0, "sta…), want an error'
+    b = 'connection 4: subscribe before initialize was served (result {"snapshot": {"fromSeq": 12, "resource": "a…), want an error'
+    assert live_cause("INV-H02", a, "x").id == live_cause("INV-H02", b, "x").id
+    # a state path's index is no quoted JSON: two differences stay two causes
+    turns = "client 1: ahp-session:/fz-0a1b2c3d-s2 folded … at .turns[0].state: 1 vs 2"
+    title = "client 1: ahp-session:/fz-0a1b2c3d-s2 folded … at .title: 'a' vs 'b'"
+    assert live_cause("INV-042", turns, "x").id != live_cause("INV-042", title, "x").id
+
+
 def test_unapplied_is_signed_by_the_action_type() -> None:
     msg = ("client 0: accepted but never applied: serverSeq 12 (session/titleChanged, client fz-00000000-0's "
            "clientSeq 3) on ahp-session:/fz-00000000-s1 was echoed as accepted")

@@ -40,8 +40,12 @@ _FRAME_CLOSED: Final = re.compile(
 _FRAME_GOT: Final = re.compile(r"the (?:frame .*|JSON value .*) got (?P<reply>.*), want an error (?P<want>-?\d+)")
 _CODE: Final = re.compile(r"'code': (-?\d+)")
 _UNAPPLIED: Final = re.compile(r"accepted but never applied: serverSeq \d+ \((?P<type>[^,]+),")
-#: The run's namespace (`fz-<token>-…`), URIs and connection numbers: what varies between runs.
+#: The run's namespace (`fz-<token>-…`), URIs and connection numbers, and the JSON a check quotes
+#: of what the host answered or was offered (a result, params, an offer list: cut at different
+#: lengths, with the run's values in them): what varies between runs.
 _RUN_VARYING: Final = (
+    (re.compile(r"\b(result|params) [\[{][^()]*?(?=, want| want| got|\)|$)"), r"\1 …"),
+    (re.compile(r"\([\[{][^()]*\)"), "(…)"),
     (re.compile(r"\b[a-z][a-z0-9+.-]*:/[^\s,;)'\"\]]*"), "URI"),
     (re.compile(r"\bfz-[0-9a-f]{8}-[\w-]*"), "CLIENT"),
     (re.compile(r"\bconnection \d+"), "connection N"),
@@ -132,7 +136,8 @@ def _placeholder(m: re.Match[str]) -> str:
 
 
 def normalise(message: str) -> str:
-    """A live check's message without what varies between runs (URIs, client ids, connections)."""
+    """A live check's message without what varies between runs (URIs, client ids, connections,
+    the JSON it quotes of an answer or an offer)."""
     for pattern, placeholder in _RUN_VARYING:
         message = pattern.sub(placeholder, message)
     return message
