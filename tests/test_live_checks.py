@@ -684,3 +684,16 @@ def test_turns_refused_to_a_client_of_a_version_before_chat_channels_are_not_inv
     assert check_live(o, only={"INV-H10"})
     o.clients[0].version = "0.3.0"  # its turns live on the session channel: that version's own
     assert check_live(o, only={"INV-H10"}) == []
+
+
+@pytest.mark.parametrize("rejected", [False, True])
+def test_a_server_only_action_echoed_with_another_clients_origin_is_still_accepted(rejected: bool) -> None:
+    # issue 33: the ahpx mock stamps every echo with the newest client's id; its acceptance of a
+    # server-only type (INV-053) showed only as INV-045/INV-047 (origin), never as itself
+    c, other = client(0), client(1)
+    own(c, 1, S, {"type": "session/ready"}, must="INV-053")
+    o = obs(c, other)
+    o.note_echo(env(3, S, {"type": "session/ready"}, {"clientId": other.client_id, "clientSeq": 1},
+                    "refused" if rejected else None), other)
+    found = check_live(o, only={"INV-053"})
+    assert [v.invariant for v in found] == ([] if rejected else ["INV-053"])

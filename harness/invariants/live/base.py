@@ -365,6 +365,17 @@ class LiveObservation:
                 return e
         return None
 
+    def accepted_with_another_origin(self, client_id: str, client_seq: Any, channel: str,
+                                     action: Any) -> Envelope | None:
+        """An accepted client-originated echo of this very action on `channel` whose origin names
+        another dispatch than this one (issue 33: the ahpx mock stamps every echo with the newest
+        client's id): the host still says it accepted the action."""
+        for e in self.echoes.get(channel, {}).values():
+            if (isinstance(e.origin, dict) and not e.rejected and e.action == action
+                    and (e.origin.get("clientId"), e.origin.get("clientSeq")) != (client_id, client_seq)):
+                return e
+        return None
+
     def misrouted(self) -> bool:
         """The host sends echoes to the wrong connections in this run: a dispatch is still pending
         at its dispatcher while its echo reached another connection (INV-045 names it), or an echo
