@@ -128,11 +128,14 @@ def live_witnesses(invariant: str) -> Witnesses:
 #: What a summary leaves out besides `normalise`'s: which client, which serverSeq or clientSeq, a
 #: quoted value (the summary reads the same in every run, as the id does).
 _SUMMARY_VARYING: Final = re.compile(r"\b(clients?|serverSeq|clientSeq|fromSeq) \d+(?: and (?:client )?\d+)?|"
-                                     r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+                                     r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|"
+                                     r"\b(?:[a-z]+/[A-Za-z]+)\b")
 
 
 def _placeholder(m: re.Match[str]) -> str:
-    return f"{m.group(1)} N" if m.group(1) else "…"
+    if m.group(1):
+        return f"{m.group(1)} N"
+    return "an action type" if "/" in m.group(0) and m.group(0)[0] not in "'\"" else "…"
 
 
 def normalise(message: str) -> str:
