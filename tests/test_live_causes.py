@@ -163,3 +163,25 @@ def test_a_host_that_closes_on_every_bad_frame_has_one_finding_per_frame_class_a
     keys = [tuple(f.cause["key"]) for f in found]
     assert all(k[0] == "connection-closed" for k in keys), [(f.invariant, f.message) for f in found]
     assert len(keys) == len(set(keys)) >= 4  # one finding per frame class the host closed on
+
+
+def test_echo_checks_in_a_run_whose_host_echoes_under_another_origin_are_that_one_cause() -> None:
+    from harness.causes.live import MISATTRIBUTED
+    from harness.invariants.live.base import ClientView, Dispatch, Envelope, LiveObservation
+
+    a, b = ClientView(0, "cl-0", ["0.7.0"], version="0.7.0"), ClientView(1, "cl-1", ["0.7.0"], version="0.7.0")
+    action = {"type": "session/titleChanged", "title": "x"}
+    a.dispatches.append(Dispatch(1, "ahp-session:/s", action))
+    o = LiveObservation([a, b], kinds={"ahp-session:/s": "session"})
+    assert o.misattributed() is None
+    # the host echoes client 0's action as client 1's (the ahpx mock: the newest client's id)
+    o.note_echo(Envelope(5, "ahp-session:/s", action, {"clientId": "cl-1", "clientSeq": 1}), b)
+    assert o.misattributed() is not None
+    never = Violation("INV-045", "violation", "client 0: 1 dispatch(es) on ahp-session:/s never echoed, first clientSeq 1")
+    stray = Violation("INV-047", "violation", "client 1: envelope 5 names origin {…} that no client dispatched")
+    assert sign(never, "x", {}, o.misattributed) == sign(stray, "x", {}, o.misattributed) == MISATTRIBUTED
+    other = Violation("INV-042", "violation", "client 0: ahp-session:/s folded … differs at .title")
+    assert sign(other, "x", {}, o.misattributed) != MISATTRIBUTED  # not an echo check
+    # its own echo under its own origin: nothing misattributed
+    a.dispatches[0].echoes.append(Envelope(5, "ahp-session:/s", action, {"clientId": "cl-0", "clientSeq": 1}))
+    assert o.misattributed() is None

@@ -116,6 +116,13 @@ def live_cause(invariant: str, message: str, trigger: str | None) -> Cause:
     return Cause(cause.key, f"{invariant}: {_SUMMARY_VARYING.sub(_placeholder, normalise(message))[:160]}")
 
 
+#: The host echoes a client's action under another dispatch's origin: every echo check that
+#: pairs echoes with dispatches (INV-045, INV-047) then sees that one cause.
+MISATTRIBUTED: Final = Cause(("echo-origin-misattributed",),
+                             "the host echoes a client's action under another dispatch's origin (clientId, clientSeq)")
+ECHO_CHECKS: Final = frozenset({"INV-045", "INV-047"})
+
+
 def live_witnesses(invariant: str) -> Witnesses:
     """A live finding's witnesses: its invariant and the live kind (no action type: a live run's
     kinds are `live`, so the matrix judges a live cause's applicability by that kind)."""

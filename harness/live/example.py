@@ -167,7 +167,7 @@ class LiveExample:
                 if older is not None:  # what the host's own version documents: a note (issue 33)
                     rec.on_known(profile_note(*older))
                     continue
-                cause = sign(v, self.run.trigger, self.run.closed)
+                cause = sign(v, self.run.trigger, self.run.closed, self.run.obs.misattributed)
                 if cause.id in rec.suppressed:
                     if v.invariant == TARGET_DIED:  # dead again of a known cause: end the example
                         raise HostDown(self.run.host_dead or "")

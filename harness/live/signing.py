@@ -10,9 +10,10 @@ close's consequence, not a cause of its own: the host broadcasts, the client was
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
-from harness.causes.live import closed_cause, frame_trigger, live_cause
+from harness.causes.live import ECHO_CHECKS, MISATTRIBUTED, closed_cause, frame_trigger, live_cause
 from harness.causes.transformation import Cause
 from harness.invariants.base import Violation
 from harness.spec.older import OlderRule, older_rules
@@ -44,18 +45,22 @@ def op_trigger(op: dict[str, Any], kinds: dict[str, str]) -> str:
     return f"a {name}" if isinstance(name, str) else "an op"
 
 
-def sign(v: Violation, trigger: str, closed: dict[int, str]) -> Cause:
+def sign(v: Violation, trigger: str, closed: dict[int, str],
+         misattributed: Callable[[], str | None] | None = None) -> Cause:
     """The cause `v` (seen on the op `trigger` names) witnesses; `closed`: client index -> the
-    trigger on which the host closed that client's connection earlier in the run."""
+    trigger on which the host closed that client's connection earlier in the run;
+    `misattributed` (asked only for an echo check): whether the host echoed an action under
+    another dispatch's origin in this run (`LiveObservation.misattributed`) — that one cause."""
     own = live_cause(v.invariant, v.message, trigger)
-    if own.transformation in ("connection-closed", "host-died") or not closed:
+    if own.transformation in ("connection-closed", "host-died"):
         return own
-    for m in _CLIENTS.finditer(v.message[:80]):
+    for m in _CLIENTS.finditer(v.message[:80]) if closed else ():
         for g in m.groups():
             if g is not None and int(g) in closed:
                 return closed_cause(closed[int(g)])
+    if v.invariant in ECHO_CHECKS and misattributed is not None and misattributed() is not None:
+        return MISATTRIBUTED
     return own
-
 
 
 #: The checks that compare the host's state with the stand-in rules' fold.
