@@ -58,7 +58,7 @@ def main() -> None:
     print("## 2. no-frame-catch: closed-client attribution")
     mix = {**dict.fromkeys(DEFAULT_WEIGHTS, 0), "garbage": 3, "action": 5, "turn": 4, "race": 2}
     real = signing.sign
-    for label, fn in (("with", real), ("without", lambda v, t, closed: real(v, t, {}))):
+    for label, fn in (("with", real), ("without", lambda v, t, closed, *rest: real(v, t, {}, *rest))):
         example.sign = fn  # type: ignore[assignment]
         for seed in SEEDS:
             found, _ = campaign("host:embedded?defect=no-frame-catch", seed, chunks=12, weights=mix, preflight=False)

@@ -142,7 +142,7 @@ _SUMMARY_VARYING: Final = re.compile(r"\b(clients?|serverSeq|clientSeq|fromSeq) 
 def _placeholder(m: re.Match[str]) -> str:
     if m.group(1):
         return f"{m.group(1)} N"
-    return "an action type" if "/" in m.group(0) and m.group(0)[0] not in "'\"" else "…"
+    return "<type>" if "/" in m.group(0) and m.group(0)[0] not in "'\"" else "…"
 
 
 def normalise(message: str) -> str:
