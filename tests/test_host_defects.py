@@ -447,6 +447,51 @@ async def serves_before_initialize(url: str) -> bool:
         return True
 
 
+# -- issue 33 (live hosts): imitations of what real hosts did — begin --
+
+
+async def no_frame_catch(url: str) -> bool:
+    async with await ProbeClient.open(url) as c:
+        try:
+            await c.send_raw("42")
+            answer = await c.recv()
+            await c.call("ping", {"channel": "ahp-root://"})
+        except (ConnectionClosed, TimeoutError):
+            return True
+        assert answer["error"]["code"] == -32600 and answer["id"] is None
+        return False
+
+
+async def closes_on_unknown_channel(url: str) -> bool:
+    async with await _client(url) as c:
+        try:
+            await c.dispatch("ahp-chat:/no-such-chat", {"type": "chat/draftChanged", "draft": DRAFT})
+            await c.call("ping", {"channel": "ahp-root://"})
+        except (ConnectionClosed, TimeoutError):
+            return True
+        return False
+
+
+async def title_in_summary(url: str) -> bool:
+    async with await _client(url) as c:
+        await c.create_session(S, DIRS)
+        seq = await c.dispatch(S, {"type": "session/titleChanged", "title": "Renamed"})
+        assert await _accepted(c, seq)
+        state = (await c.subscribe(S))["state"]
+        return state.get("title") != "Renamed" and (state.get("summary") or {}).get("title") == "Renamed"
+
+
+async def turns_on_session_channel(url: str) -> bool:
+    async with await _client(url) as c:
+        chat = await c.create_session(S, DIRS)
+        seq = await c.dispatch(chat, {"type": "chat/turnStarted", "turnId": "t1", "startedAt": "2026-01-01T00:00:00.000Z",
+                                      "message": {"text": "hi", "origin": {"kind": "user"}}})
+        return not await _accepted(c, seq)
+
+
+# -- issue 33 (live hosts) — end --
+
+
 PROBES: dict[str, Probe] = {
     "subset-unchecked": Probe(subset_unchecked),
     "chat-directory-unchecked": Probe(chat_directory_unchecked),
@@ -484,6 +529,10 @@ PROBES: dict[str, Probe] = {
     "move-chat-misplaced": Probe(move_chat_misplaced, V100),
     "caret-unbounded": Probe(caret_unbounded, V100),
     "refusal-without-versions": Probe(refusal_without_versions, V100),
+    "no-frame-catch": Probe(no_frame_catch),
+    "closes-on-unknown-channel": Probe(closes_on_unknown_channel),
+    "title-in-summary": Probe(title_in_summary),
+    "turns-on-session-channel": Probe(turns_on_session_channel),
 }
 
 

@@ -502,6 +502,17 @@ def chat_misplaced(ok: bool) -> LiveObservation:
     return o
 
 
+def turns_refused(ok: bool) -> LiveObservation:
+    """Every plain chat/turnStarted rejected (a host keeping turns on the session channel, issue
+    33). Correct: the first is accepted (a later one refused while a turn runs is the host's say)."""
+    c = client()
+    for i in (1, 2):
+        turn = {"type": "chat/turnStarted", "turnId": f"t{i}", "startedAt": "2026-01-01T00:00:00.000Z",
+                "message": {"text": "hi", "origin": {"kind": "user"}}}
+        own(c, i, C, turn, echo_seq=i, rejection=None if ok and i == 1 else "turns start on the session channel")
+    return obs(c)
+
+
 CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-022": [duplicate_turn_ids],
     "INV-026": [dangling_default_chat, must_reject("INV-026", {"type": "session/defaultChatChanged", "defaultChat": C2}, S)],
@@ -550,6 +561,7 @@ CASES: dict[str, list[Callable[[bool], LiveObservation]]] = {
     "INV-H07": [never_applied, never_applied_echoed_elsewhere],
     "INV-H09": [bare_value],
     "INV-H10": [malformed_answer, bare_refusal_of_a_10_host, malformed_refusal_before_the_run],
+    "INV-H11": [turns_refused],
 }
 PARAMS = [pytest.param(inv, build, id=f"{inv}-{i}") for inv, builds in CASES.items() for i, build in enumerate(builds)]
 
@@ -787,3 +799,21 @@ def test_flag_bits_are_inv_048s_only_where_no_peer_speaks_10() -> None:
     o.clients = [client(version="1.0.0", offered=["1.0.0"]), client(1, version="0.9.0", offered=["0.9.0"])]
     o.fresh = {profile_key("0.9.0", False): o.fresh[MAIN]}  # only the 0.9.0 peer's view
     assert check_live(o, only={"INV-048", "INV-X08"}) == []
+def test_turns_refused_to_a_client_of_a_version_before_chat_channels_are_not_inv_h11() -> None:
+    o = turns_refused(False)
+    assert check_live(o, only={"INV-H11"})
+    o.clients[0].version = "0.3.0"  # its turns live on the session channel: that version's own
+    assert check_live(o, only={"INV-H11"}) == []
+
+
+@pytest.mark.parametrize("rejected", [False, True])
+def test_a_server_only_action_echoed_with_another_clients_origin_is_still_accepted(rejected: bool) -> None:
+    # issue 33: the ahpx mock stamps every echo with the newest client's id; its acceptance of a
+    # server-only type (INV-053) showed only as INV-045/INV-047 (origin), never as itself
+    c, other = client(0), client(1)
+    own(c, 1, S, {"type": "session/ready"}, must="INV-053")
+    o = obs(c, other)
+    o.note_echo(env(3, S, {"type": "session/ready"}, {"clientId": other.client_id, "clientSeq": 1},
+                    "refused" if rejected else None), other)
+    found = check_live(o, only={"INV-053"})
+    assert [v.invariant for v in found] == ([] if rejected else ["INV-053"])

@@ -191,12 +191,17 @@ def dispatch_action(host: Host, conn: Connection, params: Params) -> Any:
         return None
     ch = host.channels.get(uri)
     if ch is None:
+        if host.defects.has("closes-on-unknown-channel"):  # issue 33
+            conn.request_close(1011, "unknown channel")  # the handler failed (websockets: 1011)
         return None  # MUST be silently ignored
     origin: dict[str, Any] = {"clientId": conn.client_id, "clientSeq": seq}
     if not isinstance(action.get("type"), str):
         host.emit(uri, action, origin=origin, rejection="an action needs a string type")
         return None
     reason, action = validation.check(host, conn, uri, ch, action)
+    if reason is None and ch.kind == "chat" and action.get("type") == "chat/turnStarted" \
+            and host.defects.has("turns-on-session-channel"):  # issue 33
+        reason = "turns start on the session channel (session/turnStarted)"
     before_turns = ch.state.get("turns", [])
     if reason is None and host.defects.has("never-applies"):
         host.collections_seen = host.collections_seen or _has_collection(action)

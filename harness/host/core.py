@@ -366,6 +366,12 @@ class Host:
     def reduce(self, uri: str, action: State) -> bool:
         """Apply `action` to channel `uri` with the reference model; True if the state changed."""
         ch = self.channels[uri]
+        if ch.kind == "session" and action.get("type") == "session/titleChanged" \
+                and self.defects.has("title-in-summary") and isinstance(action.get("title"), str):  # issue 33
+            summary = ch.state.get("summary")  # 0.3.0's reducer: the title lives in the summary
+            ch.state = {**ch.state, "summary": {**(summary if isinstance(summary, dict) else {}),
+                                                "title": action["title"]}}
+            return True
         new = self._defective_reduce(ch, action)
         if new is None:
             new = self.model.reduce(ch.kind, ch.state, action, self.now())

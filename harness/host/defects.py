@@ -269,6 +269,35 @@ DEFECTS: dict[str, Defect] = {
             "INV-H10",
             "UnsupportedProtocolVersionErrorData.supportedVersions is required (1.0.0)",
         ),
+        # -- issue 33 (live hosts): imitations of what real hosts did — begin --
+        _d(
+            "no-frame-catch",
+            "no per-frame catch: any frame that is not a request object (not JSON, null, a number, a "
+            "string, an array …) kills the connection's handling (close 1011, no -32700/-32600)",
+            "INV-X04 INV-H09",
+            "WIRE.md §10 / JSON-RPC 2.0: a bad frame gets an error with id null; the connection stays open",
+        ),
+        _d(
+            "closes-on-unknown-channel",
+            "a dispatchAction on a channel the host does not have closes the connection (1011)",
+            "TARGET-CRASH",
+            "WIRE.md §5.3: an action for a non-existent channel MUST be silently ignored",
+        ),
+        _d(
+            "title-in-summary",
+            "session/titleChanged is written to summary.title (0.3.0's reducer, fixture 030), the "
+            "session's title is left as it was",
+            "INV-042 INV-H07",
+            "0.4.0 and later: session/titleChanged sets SessionState.title (REDUCERS.md, fixture 030)",
+        ),
+        _d(
+            "turns-on-session-channel",
+            "turns only on the session channel (the 0.3.0 family): chat/turnStarted on a chat channel "
+            "is rejected",
+            "INV-H11",
+            "0.4.0 and later: turns live on the chat channel; a valid chat/turnStarted is applied",
+        ),
+        # -- issue 33 (live hosts) — end --
         # -- command-level defects of the file surface (harness/host/resources.py) --
         _d(
             "resource-read-traversal",

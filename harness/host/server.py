@@ -21,6 +21,7 @@ from typing import TypeVar
 from harness.reference.codec import WireDecodeError, decode
 from harness.websocket import Link, LinkClosed, server_protocol
 
+from . import jsonrpc as rpc
 from .clock import Clock
 from .core import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -54,6 +55,12 @@ def _not_json(frame: str | bytes) -> bool:
     except (UnicodeDecodeError, WireDecodeError, ValueError):
         return True
     return False
+
+
+def _refused(frame: str | bytes) -> bool:
+    """A frame the JSON-RPC layer answers with an error (not JSON, not a request object)."""
+    parsed = rpc.classify(frame)
+    return isinstance(parsed, rpc.Reject) and parsed.answer is not None
 
 
 class HostServer:
@@ -144,6 +151,10 @@ class _Served:
             return
         if host.defects.has("crash-on-invalid-json") and _not_json(frame):
             _ws_log.error("connection handler failed: injected defect: crash on a frame that is not JSON")
+            self.finish(CLOSE_HANDLER_FAILED)
+            return
+        if host.defects.has("no-frame-catch") and _refused(frame):  # issue 33
+            _ws_log.error("connection handler failed: injected defect: no per-frame catch")
             self.finish(CLOSE_HANDLER_FAILED)
             return
         if host.dead is not None:

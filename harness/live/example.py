@@ -20,26 +20,31 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.causes.transformation import Cause
 from harness.engine.control import RunControl
 from harness.invariants.base import Violation
+from harness.spec.versions import is_newer_than
 from harness.targets.live import ConnectionLost, RpcError
 
 from .config import LiveConfig
 from .draws import Draws
 from .keeper import HostKeeper
 from .loop import EventLoopThread
-from .ops import SCENARIOS, op_class, preflight_ops, session_ops, setup_ops
+from .ops import FRAME_CLASSES, SCENARIOS, op_class, preflight_ops, session_ops, setup_ops
 from .pool import ConnectionPool
 from .run import LiveRun
 from .settle import SettlePolicy
+from .signing import profile_note, sign, stand_in
 from .wild import TARGET_DIED
 
 
 class LiveFindingFailure(AssertionError):
-    def __init__(self, violation: Violation, run: LiveRun) -> None:
+    def __init__(self, violation: Violation, run: LiveRun, cause: Cause | None = None) -> None:
         super().__init__(f"{violation.invariant} [{violation.severity}] {violation.message}")
         self.violation = violation
         self.run = run
+        #: What the host did (`signing.sign`): the finding's cause, the run's suppression key.
+        self.cause = cause
 
 
 class HostDown(Exception):
@@ -48,6 +53,7 @@ class HostDown(Exception):
 
 @dataclass
 class LiveRecorder:
+    #: Cause ids already reported in this campaign (one finding per cause, issue 33).
     suppressed: set[str] = field(default_factory=set)
     on_known: Callable[[Violation], None] = lambda v: None
     examples: int = 0
@@ -80,16 +86,27 @@ class LiveRecorder:
     unoffered_answer: str | None = None
     #: What was malformed in the host's answers to that negotiation (`Speaking.malformed`).
     negotiation_problem: str | None = None
+    #: Dispatches not sent because their type is newer than their client's version -> how often.
+    newer: Counter[str] = field(default_factory=Counter)
+    #: Frame classes and probes sent (`ops.op_class`) -> how often (report.json `liveNeverRan`).
+    sent_classes: Counter[str] = field(default_factory=Counter)
+    #: Scenarios drawn that had no op to give for the run's state -> how often.
+    empty: Counter[str] = field(default_factory=Counter)
+    #: The host can be restarted after a death (else a class that killed it is retired at once).
+    can_restart: bool = True
 
 
-FRAME_CLASSES = frozenset({"malformed JSON", "bare JSON value", "batch"})
+#: Deaths on one frame class (or probe) before it is retired: it is retried once after the restart
+#: its first death asked for (issue 33: a host that died on it by chance is not spared it for good).
+RETIRE_AFTER = 2
 
 
 def avoided(rec: LiveRecorder, cfg: LiveConfig, control: RunControl) -> frozenset[str]:
-    """What the next ops must not send: what killed the host, and — for a host that cannot be
-    restarted, before the last part of the budget — every malformed frame class."""
+    """What the next ops must not send: what killed the host `RETIRE_AFTER` times, and — for a
+    host that cannot be restarted, before the last part of the budget — every malformed frame class."""
     held = rec.hold_frames and cfg.budget_s is not None and control.elapsed() < cfg.hold_frames_until * cfg.budget_s
-    return frozenset(rec.fatal) | (FRAME_CLASSES if held else frozenset())
+    retired = frozenset(cls for cls, n in rec.fatal.items() if n >= RETIRE_AFTER or not rec.can_restart)
+    return retired | (FRAME_CLASSES if held else frozenset())
 
 
 class LiveExample:
@@ -130,7 +147,12 @@ class LiveExample:
             cls = op_class(op)
             if cls is not None and cls in self.run.avoid:
                 continue  # it killed the host before (or may, and the host cannot be restarted)
+            op = self._within_version(op)
+            if op is None:
+                continue
             alive = self.run.host_dead is None
+            if cls is not None:
+                rec.sent_classes[cls] += 1
             found = self.run.apply(op)
             rec.steps += 1
             if alive and self.run.host_dead is not None:  # the op in which the host died
@@ -138,17 +160,43 @@ class LiveExample:
                 if cls is not None:
                     rec.fatal[cls] += 1
                     self.run.avoid = avoided(rec, self.cfg, self.control)
-            if self.run.host_dead is not None and TARGET_DIED in rec.suppressed:
-                raise HostDown(self.run.host_dead)  # dead again: end the example, no finding
+            if self.run.host_dead is not None and not any(v.invariant == TARGET_DIED for v in found):
+                raise HostDown(self.run.host_dead)  # dead before this op: end the example, no finding
             for v in found:
                 if v.severity == "known":
                     rec.on_known(v)
-                elif v.invariant not in rec.suppressed:
-                    failure = LiveFindingFailure(v, self.run)
-                    self.failed = True
-                    if rec.failure is None:
-                        rec.failure = failure
-                    raise failure
+                    continue
+                older = stand_in(v, {i: c.view.version for i, c in self.run.clients.items()})
+                if older is not None:  # what the host's own version documents: a note (issue 33)
+                    rec.on_known(profile_note(*older))
+                    continue
+                cause = sign(v, self.run.trigger, self.run.closed, self.run.obs.misattributed)
+                if cause.id in rec.suppressed:
+                    if v.invariant == TARGET_DIED:  # dead again of a known cause: end the example
+                        raise HostDown(self.run.host_dead or "")
+                    continue
+                failure = LiveFindingFailure(v, self.run, cause)
+                self.failed = True
+                if rec.failure is None:
+                    rec.failure = failure
+                raise failure
+
+    def _within_version(self, op: dict[str, Any]) -> dict[str, Any] | None:
+        """`op` without the dispatches of action types newer than their client's version (issue 33:
+        never send a host a type newer than the version it speaks; `rec.newer` counts them); None
+        when nothing is left of it."""
+        if op.get("op") == "race":
+            subs = [s for s in op.get("ops") or [] if self._within_version(s) is not None]
+            return None if not subs else op if len(subs) == len(op.get("ops") or []) else {**op, "ops": subs}
+        if op.get("op") != "dispatch":
+            return op
+        c = self.run.clients.get(int(op.get("client", 0)))
+        action = op.get("action")
+        t = action.get("type") if isinstance(action, dict) else None
+        if c is None or not isinstance(t, str) or not is_newer_than(t, c.speaks):
+            return op
+        self.rec.newer[f"{t} (client speaks {c.speaks})"] += 1
+        return None
 
     def start(self, draws: Draws) -> None:
         """Connect the clients, send the campaign's preflight ops not sent yet, make the sessions."""
@@ -172,6 +220,8 @@ class LiveExample:
         phases["draw"] = phases.get("draw", 0.0) + time.perf_counter() - t0
         if ops:
             self.rec.scenarios[name] += 1
+        else:
+            self.rec.empty[name] += 1
         self.do(ops)
 
     def teardown(self) -> None:

@@ -57,6 +57,11 @@ FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
     "move-chat-misplaced": ({"create-chat": 6, "move-chat": 10}, False),
     "caret-unbounded": ({"handshake": 10}, False),
     "refusal-without-versions": ({"handshake": 10}, False),
+    # issue 33: imitations of what real hosts did
+    "no-frame-catch": ({"garbage": 10}, False),
+    "closes-on-unknown-channel": ({"unknown-channel": 5, "action": 5}, False),
+    "title-in-summary": ({"action": 10}, False),
+    "turns-on-session-channel": ({"turn": 10}, False),
 }
 #: The defects of 1.0.0 behaviour: their focused runs speak 1.0.0 to the 1.0.0 host.
 V100: frozenset[str] = frozenset({"turn-error-not-durable", "turn-resume-unchecked", "read-status-not-mirrored",

@@ -9,7 +9,8 @@ subscribes to, then steps drawn from the weighted scenarios of `ops`. After ever
 run settles (ping barrier on every connection, bounded wait for pending echoes, new chats
 followed), fresh snapshots are taken, and every live check runs. A violation ends the machine
 run; the campaign turns the run's ops and conversation into a live finding, shrinks it (ddmin
-over ops, bounded), replays it once, and goes on with that invariant suppressed.
+over ops, bounded), replays it once, and goes on with that cause suppressed (one finding per
+cause: `signing.sign` says what the host did, in harness/causes' vocabulary).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from harness.invariants.registry import REGISTRY
 from harness.targets.live import embedded_for_profile, embedded_text, is_live_spec, parse_live_spec
 
 from .config import LIVE_LANES, LiveConfig
+from .coverage import headline, never_ran
 from .draws import HypothesisDraws
 from .example import HostDown, LiveExample, LiveFindingFailure, LiveRecorder
 from .failure import LiveFailure
@@ -56,6 +58,7 @@ from .ops import SCENARIOS, weights_for
 from .pool import ConnectionPool
 from .replay import LIVE_KIND, REPLAY_ATTEMPTS, LiveShrinker, finding_from_run, replay_live
 from .settle import SETTLE_POLICIES, SettlePolicy
+from .signing import PROFILE
 from .versions import Speaking, negotiate, offers_for
 
 __all__ = ["HostDown", "LiveConfig", "LiveFindingFailure", "LiveRecorder", "build_live_machine",
@@ -142,7 +145,9 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         if v.invariant not in seen_known:
             seen_known.add(v.invariant)
             inv = REGISTRY.get(v.invariant)
-            bus.emit(KnownSeen(v.invariant, LIVE_KIND, v.message, inv.known_issue if inv else None, True))
+            # a stand-in note (issue 33) says itself what it is: no upstream issue
+            why = inv.known_issue if inv else v.message if v.invariant.startswith(PROFILE) else None
+            bus.emit(KnownSeen(v.invariant, LIVE_KIND, v.message, why, True))
 
     rec = LiveRecorder(on_known=on_known)
     loop = EventLoopThread(threaded=cfg.threaded_loop, shield=control.shielded)
@@ -160,6 +165,7 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     cfg = replace(cfg, url=keeper.url)
     rec.keeper = keeper
     rec.hold_frames = not keeper.can_restart
+    rec.can_restart = keeper.can_restart
     version = cfg.profile.split("-")[0].split("+")[0]
     cfg = replace(cfg, clients=offers_for(version, cfg.clients, cfg.offer))
     offer = list(dict.fromkeys(v for c in cfg.clients for v in c.offer))
@@ -261,11 +267,16 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
         gc.set_threshold(*thresholds)
     summary.elapsed_s = control.elapsed()
     summary.examples, summary.steps = rec.examples, rec.steps
+    unrun = never_ran(cfg, rec)
+    said = headline(unrun)
+    if said is not None:
+        bus.emit(Notice(said, headline=True))
     bus.emit(RunFinished(summary.elapsed_s, summary.examples, summary.steps, summary.findings,
                          dict(summary.known_counts), {f"scenario {k}": {"sent": n, "changed": 0}
                                                       for k, n in sorted(rec.scenarios.items())},
                          summary.stopped_because, {"chunks": summary.chunks, "seed": cfg.seed, "lane": cfg.lane,
                                                    "speaking": speaking.as_json(),
+                                                   "liveNeverRan": unrun,
                                                    "liveSettling": settling_report(cfg, rec.settling),
                                                    "liveSpeed": speed_report(cfg, rec, summary.elapsed_s),
                                                    **({"livePools": pools.to_json()} if pools is not None else {}),
@@ -356,7 +367,8 @@ def _host_for_next_chunk(keeper: HostKeeper, bus: EventBus, steps: int) -> str |
 def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, loop: EventLoopThread,
                     control: RunControl, bus: EventBus, summary: RunSummary, rec: LiveRecorder) -> None:
     found = finding_from_run(failure.run, failure.violation, target=cfg.target_spec, profile=cfg.profile,
-                             seed=cfg.seed, extra={"chunk": chunk, "exposure": exposure(control, rec.steps, chunk)})
+                             seed=cfg.seed, extra={"chunk": chunk, "exposure": exposure(control, rec.steps, chunk)},
+                             cause=failure.cause)
     bus.emit(Shrinking(found.invariant, LIVE_KIND, len(found.steps)))
     left = control.time_left()
     budget = cfg.shrink_budget_s if left is None else max(0.0, min(cfg.shrink_budget_s, left - 1.0))
@@ -379,7 +391,8 @@ def _record_finding(failure: LiveFindingFailure, cfg: LiveConfig, chunk: int, lo
                                  death=keeper.death if keeper is not None else None).reproduced
     if not reproduced:
         finding.extra["flaky"] = True
-    rec.suppressed.add(finding.invariant)
+    if failure.cause is not None:
+        rec.suppressed.add(failure.cause.id)
     summary.findings.append(finding)
     with control.shielded():
         bus.emit(FindingFound(finding, reproduced))

@@ -11,10 +11,10 @@ current state returns no ops.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from harness.causes.live import frame_type
 from harness.reference import Profile
 from harness.spec.versions import action_types, is_client_dispatchable, is_known_to, parse_version
 from strategies import attachments as gen_att
@@ -457,6 +457,9 @@ def unknown_channel(data: Draws, run: LiveRun) -> list[Op]:
     c = _pick_client(data, run)
     if c is None:
         return []
+    if not is_known_to("chat/draftChanged", c.speaks):  # never a type newer than the client's version
+        return [{"op": "dispatch", "client": c.view.index, "channel": f"ahp-session:/fz-{run.token}-missing",
+                 "action": {"type": "session/titleChanged", "title": "x"}}]
     return [{"op": "dispatch", "client": c.view.index, "channel": f"ahp-chat:/fz-{run.token}-missing",
              "action": {"type": "chat/draftChanged", "draft": {"text": "x", "origin": {"kind": "user"}}}}]
 
@@ -469,16 +472,14 @@ def reconnect(data: Draws, run: LiveRun) -> list[Op]:
 
 
 def frame_class(frame: str) -> str:
-    """The class of a malformed frame, as a host that dies on it would (issue 23): "malformed
-    JSON", "bare JSON value" (null, a number, a string, a boolean), "batch" (an array) or
-    "object"."""
-    try:
-        value = json.loads(frame)
-    except ValueError:
-        return "malformed JSON"
-    if isinstance(value, list):
-        return "batch"
-    return "object" if isinstance(value, dict) else "bare JSON value"
+    """The class of a malformed frame, as a host that dies on it meets it (issue 33: each its own
+    class and cause): "null frame", "number frame", "string frame", "boolean frame", "array
+    frame" (a batch), "object frame" or "non-JSON frame"."""
+    return f"{frame_type(frame)} frame"
+
+
+#: Every frame class the malformed frames (`GARBAGE`, `BARE_VALUES`) fall in.
+FRAME_CLASSES: frozenset[str] = frozenset(frame_class(f) for f in (*GARBAGE, *BARE_VALUES))
 
 
 def op_class(op: Op) -> str | None:
@@ -503,13 +504,15 @@ def garbage(data: Draws, run: LiveRun) -> list[Op]:
 
 
 def preflight_ops() -> list[Op]:
-    """Every handshake probe and every bare JSON value, once per campaign, at the start (after
-    the clients connect): host-level properties a plain run must not leave to chance (issue 16).
-    The `handshake` and `garbage` scenarios keep drawing them during the run."""
+    """Every handshake probe, every bare JSON value and one frame that is not JSON, once per
+    campaign, at the start (after the clients connect): host-level properties a plain run must
+    not leave to chance (issue 16; issue 33: every frame class, so a host that closes the
+    connection on each is told it for each). The `handshake` and `garbage` scenarios keep drawing
+    them during the run."""
     from .wild import PROBES
 
     return ([{"op": "handshake", "client": 0, "probe": p} for p in PROBES]
-            + [{"op": "garbage", "client": 0, "frame": f} for f in BARE_VALUES])
+            + [{"op": "garbage", "client": 0, "frame": f} for f in (*BARE_VALUES, GARBAGE[1])])
 
 
 def handshake(data: Draws, run: LiveRun) -> list[Op]:

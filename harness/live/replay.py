@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from harness.causes.live import live_witnesses
+from harness.causes.transformation import Cause, cause_json
 from harness.corpus.finding import Finding, TraceStep
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
@@ -38,7 +40,10 @@ def is_live_finding(f: Finding) -> bool:
 
 
 def finding_from_run(run: LiveRun, violation: Violation, *, target: str, profile: str,
-                     seed: int | None = None, extra: dict[str, Any] | None = None) -> Finding:
+                     seed: int | None = None, extra: dict[str, Any] | None = None,
+                     cause: Cause | None = None) -> Finding:
+    """A live finding of `run`'s ops and conversation; `cause` (what the host did, `signing.sign`)
+    is its identity: the same in every run, seed and shrink."""
     inv = REGISTRY.get(violation.invariant)
     frames = run.transcript.frames
     return Finding(
@@ -56,6 +61,7 @@ def finding_from_run(run: LiveRun, violation: Violation, *, target: str, profile
         observed=violation.message,
         known_issue=inv.known_issue if inv else None,
         seed=seed,
+        cause=cause_json(cause, live_witnesses(violation.invariant)) if cause is not None else None,
         extra={
             **(extra or {}),
             "live": {

@@ -58,6 +58,7 @@ from .failure import TARGET_CRASH, LiveFailure
 from .loop import EventLoopThread
 from .pool import ConnectionPool
 from .settle import LEAN, SettlePolicy
+from .signing import op_trigger
 from .wild import death_violation, handshake, quiesce
 
 T = TypeVar("T")
@@ -135,6 +136,11 @@ class LiveRun:
         self.obs = LiveObservation([], kinds=self.kinds, reduce=_reducer())
         self.ops: list[dict[str, Any]] = []
         self.steps = 0
+        #: What the host was sent in the latest op, in a cause's words (`signing.op_trigger`).
+        self.trigger = "an op"
+        #: Client index -> the trigger of the op in which the host closed its connection (a later
+        #: check about that client is the close's consequence: `signing.sign`).
+        self.closed: dict[int, str] = {}
         self._conn_no = 0
         self.op_timeout_s = request_timeout_s * 4 + drain_s + 5
 
@@ -317,6 +323,7 @@ class LiveRun:
         """Run one op, wait for quiescence, run the live checks; return what they found."""
         self.ops.append(self._recorded(op))
         self.steps += 1
+        self.trigger = op_trigger(op, self.kinds)
         dead_before = sum(c.dead for c in self.clients.values())
         try:
             found = self.call(self._op_and_check(op, check))
@@ -325,6 +332,9 @@ class LiveRun:
         finally:
             if check:
                 self.obs.since_wire = len(self.obs.wire_probes)
+            for i, c in self.clients.items():  # connections the host closed in this op: their misses are the close's
+                if c.dead and i not in self.closed:
+                    self.closed[i] = self.trigger
         # a connection lost in this op (a probe's, say) may be the host's death: look closer
         return self._died(sum(c.dead for c in self.clients.values()) > dead_before) or found
 

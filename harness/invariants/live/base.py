@@ -374,6 +374,32 @@ class LiveObservation:
                 return e
         return None
 
+    def accepted_with_another_origin(self, client_id: str, client_seq: Any, channel: str,
+                                     action: Any) -> Envelope | None:
+        """An accepted client-originated echo of this very action on `channel` whose origin names
+        another dispatch than this one (issue 33: the ahpx mock stamps every echo with the newest
+        client's id): the host still says it accepted the action."""
+        for e in self.echoes.get(channel, {}).values():
+            if (isinstance(e.origin, dict) and not e.rejected and e.action == action
+                    and (e.origin.get("clientId"), e.origin.get("clientSeq")) != (client_id, client_seq)):
+                return e
+        return None
+
+    def misattributed(self) -> str | None:
+        """A dispatch with no echo of its own whose very action came back accepted on its channel
+        under another dispatch's origin (issue 33: the ahpx mock stamps every echo with the newest
+        client's id) — what it looks like, or None. The echo checks' findings in such a run are
+        that one cause's (`harness/live/signing.py`)."""
+        for c in self.clients:
+            for d in c.dispatches:
+                if d.echoes or d.silent:
+                    continue
+                e = self.accepted_with_another_origin(c.client_id, d.client_seq, d.channel, d.action)
+                if e is not None:
+                    return (f"client {c.index}'s clientSeq {d.client_seq} ({d.type}) came back as serverSeq {e.seq} "
+                            f"under origin {e.origin}")
+        return None
+
     def misrouted(self) -> bool:
         """The host sends echoes to the wrong connections in this run: a dispatch is still pending
         at its dispatcher while its echo reached another connection (INV-045 names it), or an echo

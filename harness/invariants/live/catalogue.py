@@ -265,3 +265,18 @@ INV_H09 = catalogue_entry(
     note=_WILD,
     elsewhere=LIVE,
 )
+INV_H11 = catalogue_entry(
+    "INV-H11",
+    "A turn can be started on a chat channel",
+    severity="divergence",
+    scope="live",
+    kinds={"chat"},
+    source="0.4.0 CHANGELOG (turns moved from the session channel to `ahp-chat:` channels); "
+    "specification/chat-channel.md (chat/turnStarted is client-dispatchable)",
+    statement="A host speaking 0.4.0 or later accepts some chat/turnStarted on a chat channel: a run "
+    "whose every chat/turnStarted (two or more) was rejected reaches no turn on this host.",
+    note="A harness addition (issue 33): a host that keeps turns on the session channel (the 0.3.0 "
+    "family) rejects them all. Severity divergence: the validation tables let a host reject a turn "
+    "start; rejecting every one leaves turns, tool calls and attachments unreachable.",
+    elsewhere=LIVE,
+)

@@ -57,6 +57,7 @@ LIVE_CHECKS: tuple[LiveCheck, ...] = tuple(
             LiveCheck("INV-H07", stt.accepted_applied),
             LiveCheck("INV-H09", hs.bare_values),
             LiveCheck("INV-H10", hs.negotiation_answers),
+            LiveCheck("INV-H11", sc.turns_reachable),
         ),
         key=lambda c: sort_key(c.id),
     )

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from harness.spec.versions import parse_version
+
 from .base import ClientView, Dispatch, Envelope, LiveObservation, first_difference
 from .wire import _comparable, _dispatch_of, has_collection, must_reject
 
@@ -255,3 +257,35 @@ def chat_attachment_pinned(obs: LiveObservation) -> Iterator[str]:
                         f"client {c.index}: {d.type} attachment {path} (no endTurn sent) came back with "
                         f"endTurn {got_end!r}; the referenced chat's latest completed turn is {want!r}"
                     )
+
+
+#: Rejected chat/turnStarted dispatches, none accepted, before INV-H11 says turns are unreachable.
+TURNS_REFUSED_ENOUGH = 2
+
+
+def turns_reachable(obs: LiveObservation) -> Iterator[str]:
+    """INV-H11 (issue 33; 0.4.0: turns live on the chat channel): a host accepts some
+    chat/turnStarted; every one rejected, `TURNS_REFUSED_ENOUGH` or more of them plain turns (no
+    attachment, nothing the model says must be rejected), leaves turns unreachable."""
+    refused: list[str] = []
+    for c in obs.clients:
+        if c.version is not None and _before(c.version, (0, 4, 0)):
+            continue  # turns on the session channel are that version's own (a note, not this check)
+        for d in c.dispatches:
+            if d.type != "chat/turnStarted" or not d.echoes:
+                continue
+            if not d.echoes[0].rejected:
+                return
+            message = d.action.get("message") if isinstance(d.action, dict) else None
+            if d.must_reject is None and isinstance(message, dict) and not message.get("attachments"):
+                refused.append(str(d.echoes[0].rejection))  # a plain turn: nothing in it to refuse
+    if len(refused) >= TURNS_REFUSED_ENOUGH:
+        yield (f"every chat/turnStarted was rejected ({len(refused)}, first with {refused[0]!r}): turns are not "
+               "reachable on this host's chat channels")
+
+
+def _before(version: str, than: tuple[int, int, int]) -> bool:
+    try:
+        return parse_version(version) < than
+    except ValueError:
+        return False

@@ -235,7 +235,8 @@ def must_reject(obs: LiveObservation, inv_id: str,
                 continue
             accepted = [e for e in d.echoes if not e.rejected]
             if not accepted and not d.echoes:  # its echo went to another connection: still accepted
-                elsewhere = obs.accepted_elsewhere(c.client_id, d.client_seq, d.channel)
+                elsewhere = obs.accepted_elsewhere(c.client_id, d.client_seq, d.channel) \
+                    or obs.accepted_with_another_origin(c.client_id, d.client_seq, d.channel, d.action)
                 accepted = [elsewhere] if elsewhere is not None else []
             if accepted and not (excused is not None and excused(d)):
                 why = f" ({d.reason})" if d.reason else ""

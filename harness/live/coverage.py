@@ -1,0 +1,57 @@
+"""What a live campaign never ran, and why (issue 33): scenarios, frame classes and probes, and
+dispatches left unsent because their type is newer than the client's version. Written to
+report.json (`liveNeverRan`) and said in one headline line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import LiveConfig
+from .example import RETIRE_AFTER, LiveRecorder
+from .ops import FRAME_CLASSES, SCENARIOS
+
+
+def never_ran(cfg: LiveConfig, rec: LiveRecorder) -> dict[str, Any]:
+    """`{"scenarios": {name: why}, "frameClasses": {class: why}, "newerTypesNotSent": {…}}` — only
+    what did not run (empty sections left out)."""
+    scenarios: dict[str, str] = {}
+    for name in SCENARIOS:
+        if rec.scenarios.get(name):
+            continue
+        if not cfg.weights.get(name, 0):
+            scenarios[name] = "weight 0"
+        elif rec.empty.get(name):
+            scenarios[name] = (f"drawn {rec.empty[name]}×, never applicable to the run's state (no channel, "
+                               "client or turn it needs)")
+        else:
+            scenarios[name] = "never drawn"
+    frames: dict[str, str] = {}
+    for cls in sorted(FRAME_CLASSES | set(rec.fatal)):
+        deaths = rec.fatal.get(cls, 0)
+        if deaths >= RETIRE_AFTER or (deaths and not rec.can_restart):
+            frames[cls] = f"retired: it killed the host {deaths}× (sent {rec.sent_classes.get(cls, 0)}×)"
+        elif not rec.sent_classes.get(cls) and cls in FRAME_CLASSES:
+            frames[cls] = ("held back: the host cannot be restarted" if rec.hold_frames else "never drawn")
+    out: dict[str, Any] = {}
+    if scenarios:
+        out["scenarios"] = scenarios
+    if frames:
+        out["frameClasses"] = frames
+    if rec.newer:
+        out["newerTypesNotSent"] = dict(sorted(rec.newer.items()))
+    return out
+
+
+def headline(report: dict[str, Any]) -> str | None:
+    """One line for stdout: what could not run, and why (None: nothing was left out but by chance
+    or by weight 0; report.json lists those too)."""
+    parts = []
+    for what, label in (("scenarios", "scenarios"), ("frameClasses", "frame classes")):
+        # what the run could not do (never "never drawn": a short run, not a reason)
+        items = {k: v for k, v in (report.get(what) or {}).items() if v not in ("weight 0", "never drawn")}
+        if items:
+            parts.append(f"{label} " + ", ".join(f"{k} ({v})" for k, v in items.items()))
+    newer = report.get("newerTypesNotSent")
+    if newer:
+        parts.append(f"{sum(newer.values())} dispatch(es) of types newer than their client's version not sent")
+    return "never ran: " + "; ".join(parts) if parts else None
