@@ -90,7 +90,10 @@ def test_never_ran_says_why() -> None:
     cfg = LiveConfig(url=None, target_spec="host:embedded", weights={**DEFAULT_WEIGHTS, "terminal": 0})
     report = never_ran(cfg, rec)
     assert report["scenarios"] == {"answer": "drawn 4×, never applicable to the run's state (no channel, client or "
-                                             "turn it needs)", "terminal": "weight 0", "race": "never drawn"}
+                                             "turn it needs)", "terminal": "weight 0", "race": "never drawn",
+                                  # the 1.0.0 scenarios (issue 34), weighted only in 0.9.0+ runs
+                                  "resume": "0.9.0 and later: not drawn at this run's version",
+                                  "move-chat": "0.9.0 and later: not drawn at this run's version"}
     assert report["frameClasses"] == {"null frame": "retired: it killed the host 2× (sent 1×)",
                                       "string frame": "never drawn"}
     line = headline(report)

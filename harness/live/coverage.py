@@ -8,7 +8,7 @@ from typing import Any
 
 from .config import LiveConfig
 from .example import RETIRE_AFTER, LiveRecorder
-from .ops import FRAME_CLASSES, SCENARIOS
+from .ops import FRAME_CLASSES, LATER_WEIGHTS, SCENARIOS
 
 
 def never_ran(cfg: LiveConfig, rec: LiveRecorder) -> dict[str, Any]:
@@ -18,7 +18,9 @@ def never_ran(cfg: LiveConfig, rec: LiveRecorder) -> dict[str, Any]:
     for name in SCENARIOS:
         if rec.scenarios.get(name):
             continue
-        if not cfg.weights.get(name, 0):
+        if not cfg.weights.get(name, 0) and name in LATER_WEIGHTS:
+            scenarios[name] = "0.9.0 and later: not drawn at this run's version"
+        elif not cfg.weights.get(name, 0):
             scenarios[name] = "weight 0"
         elif rec.empty.get(name):
             scenarios[name] = (f"drawn {rec.empty[name]}×, never applicable to the run's state (no channel, "
@@ -48,7 +50,8 @@ def headline(report: dict[str, Any]) -> str | None:
     parts = []
     for what, label in (("scenarios", "scenarios"), ("frameClasses", "frame classes")):
         # what the run could not do (never "never drawn": a short run, not a reason)
-        items = {k: v for k, v in (report.get(what) or {}).items() if v not in ("weight 0", "never drawn")}
+        items = {k: v for k, v in (report.get(what) or {}).items() if v not in ("weight 0", "never drawn")
+                 and not v.startswith("0.9.0 and later")}
         if items:
             parts.append(f"{label} " + ", ".join(f"{k} ({v})" for k, v in items.items()))
     newer = report.get("newerTypesNotSent")
