@@ -51,6 +51,19 @@ def _pick_client(data: Draws, run: LiveRun, pred: Callable[[SimClient], bool] = 
     return data.choice(options, label)
 
 
+def _client_and_chat(data: Draws, run: LiveRun, pred: Callable[[SimClient], bool] = lambda c: True,
+                     ) -> tuple[SimClient, str] | None:
+    """A ready client (`pred`) and one of the chat channels it is subscribed to, drawn in that
+    order; None when there is no such client or it has no chat."""
+    c = _pick_client(data, run, pred)
+    if c is None:
+        return None
+    chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed]
+    if not chats:
+        return None
+    return c, data.choice(chats, "chat")
+
+
 def _modern(c: SimClient) -> bool:
     return c.modern
 
@@ -357,13 +370,10 @@ def answer(data: Draws, run: LiveRun) -> list[Op]:
 
 def cancel_without_turn(data: Draws, run: LiveRun) -> list[Op]:
     """chat/turnCancelled naming no active turn: MUST be rejected (INV-044)."""
-    c = _pick_client(data, run)
-    if c is None:
+    picked = _client_and_chat(data, run)
+    if picked is None:
         return []
-    chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed]
-    if not chats:
-        return []
-    ch = data.choice(chats, "chat")
+    c, ch = picked
     return [{"op": "dispatch", "client": c.view.index, "channel": ch,
              "action": {"type": "chat/turnCancelled", "turnId": f"fz-gone{_n(run)}", "duration": 0}}]
 
@@ -372,13 +382,10 @@ def resume(data: Draws, run: LiveRun) -> list[Op]:
     """chat/turnResume of a chat's latest turn, or of an earlier one (0.9.0): it reopens a turn
     that ended in a resumable error — the 1.0.0 host's agent waits for it — and MUST be rejected
     when it names no such latest turn or a turn is active (INV-X07)."""
-    c = _pick_client(data, run, lambda x: is_known_to("chat/turnResume", x.speaks))
-    if c is None:
+    picked = _client_and_chat(data, run, lambda x: is_known_to("chat/turnResume", x.speaks))
+    if picked is None:
         return []
-    chats = [ch for ch in run.channels("chat") if ch in c.view.subscribed]
-    if not chats:
-        return []
-    ch = data.choice(chats, "chat")
+    c, ch = picked
     turns = (c.optimistic(ch) or {}).get("turns") or []
     ids = [t["id"] for t in turns if isinstance(t, dict) and isinstance(t.get("id"), str)]
     if not ids:
