@@ -144,10 +144,6 @@ def default_confinement_severity(target: str) -> str:
 # -- one connected target ------------------------------------------------------------------
 
 
-#: How long a `host-cmd:` host may take to print its URL when the budget leaves more (as `run`).
-STARTUP_S = 20.0
-
-
 class CommandSession:
     """A fixture, a reachable host, one initialised link and the bridge app over it."""
 
@@ -155,7 +151,7 @@ class CommandSession:
                  timeout_s: float = 5.0, profile: str = "0.7.0", methods: tuple[str, ...] | None = None,
                  budget_s: float | None = None) -> None:
         from harness.targets.base import TargetSetupError
-        from harness.targets.live import LiveTarget
+        from harness.targets.live import LiveTarget, startup_wait
 
         self.fixture = FileFixture.create(seed)
         self.handle: Any = None
@@ -163,9 +159,7 @@ class CommandSession:
         try:
             try:
                 # a `host-cmd:` host's start-up wait is bounded by the budget, as `run`'s is
-                wait = STARTUP_S if budget_s is None else min(STARTUP_S, budget_s)
-                live = LiveTarget(target, allow_remote=allow_remote, startup_timeout_s=wait,
-                                  budget_cut=wait < STARTUP_S)
+                live = LiveTarget(target, allow_remote=allow_remote, **startup_wait(budget_s))
                 self.handle = live.start()
             except (ValueError, TargetSetupError) as e:
                 raise CommandSetupError(str(e)) from e

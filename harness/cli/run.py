@@ -47,9 +47,8 @@ from ._common import (
 _PROCESS_PREFIXES = ("adapter:", "ts:", "js:")
 
 #: Live hosts a run starts or connects to: waiting for them is bounded by the budget too, and by
-#: HOST_STARTUP_S (a host's own start-up timeout) when the budget is longer.
+#: a host's own start-up timeout when the budget is longer (`targets.live.startup_wait`).
 _STARTED_HOSTS = ("host-cmd:", "ws://", "wss://")
-HOST_STARTUP_S = 20.0
 
 #: The run's clock (monotonic seconds): the budget is measured on it. Tests inject a fake one
 #: to stage a slow start-up without depending on how fast the machine is.
@@ -90,9 +89,9 @@ def run_command(args: argparse.Namespace) -> int:
         options["startup_timeout_s"] = min(30.0, args.budget)
     elif args.target.strip().startswith(_STARTED_HOSTS):
         # a host's start-up is bounded by what the budget leaves (before: 20 s whatever the budget)
-        left = control.time_left() or 0.0
-        options["startup_timeout_s"] = min(HOST_STARTUP_S, left)
-        options["budget_cut"] = left < HOST_STARTUP_S
+        from harness.targets.live import startup_wait
+
+        options.update(startup_wait(control.time_left() or 0.0))
     if args.allow_remote:
         options["allow_remote"] = True  # live targets only: a non-loopback host
     with _stop_on_signals(control):

@@ -455,7 +455,20 @@ async def embedded_in_loop(spec: LiveSpec) -> EmbeddedInLoop:
     return EmbeddedInLoop(server.url, lambda: server.host.dead, aclose)
 
 
-def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeout_s: float = 20.0,
+#: How long a started host may take to print its URL (or a URL to accept) when the budget leaves more.
+HOST_STARTUP_S = 20.0
+
+
+def startup_wait(time_left: float | None) -> dict[str, Any]:
+    """The start-up options of a live target under a budget: wait at most `HOST_STARTUP_S`, or
+    what the budget leaves when that is less (`budget_cut`: the message says so). `run` and
+    `commands` both bound a host's start-up by it."""
+    if time_left is None:
+        return {"startup_timeout_s": HOST_STARTUP_S}
+    return {"startup_timeout_s": min(HOST_STARTUP_S, time_left), "budget_cut": time_left < HOST_STARTUP_S}
+
+
+def start_live_host(spec: LiveSpec, *, allow_remote: bool = False, startup_timeout_s: float = HOST_STARTUP_S,
                     budget_cut: bool = False) -> HostHandle:
     """Make the host of `spec` reachable: start it when the spelling says so."""
     if spec.kind == "url":
@@ -485,7 +498,7 @@ class LiveTarget:
     is_live = True
 
     def __init__(self, spec: str, *, allow_remote: bool = False, defects: tuple[str, ...] = (),
-                 startup_timeout_s: float = 20.0, start: bool = True, budget_cut: bool = False,
+                 startup_timeout_s: float = HOST_STARTUP_S, start: bool = True, budget_cut: bool = False,
                  **_: Any) -> None:
         self.spec = parse_live_spec(spec, defects=tuple(defects))
         self.description = (
