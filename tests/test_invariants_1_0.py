@@ -47,6 +47,10 @@ FAILING = [
     Case("INV-X06", with_after(
         step("chat", chat(activeTurn=turn("t1"), status=8), {"type": "chat/error", "turnId": "t1", "duration": 5, "part": FATAL}, profile=V1),
         _drop_error_after_end), "chat/error's part is not kept"),
+    Case("INV-X06", with_after(
+        step("chat", chat(turns=[ERRORED], activeTurn=turn("t2"), status=8),
+             {"type": "chat/turnStarted", "turnId": "t3", "message": {"text": "again"}}, profile=V1),
+        lambda a: a.update(turns=[])), "a turnStarted over an active turn also drops an errored turn of the history"),
     Case("INV-X07", with_after(
         step("chat", chat(turns=[turn("t1", FATAL, state="error")], status=2), {"type": "chat/turnResume", "turnId": "t1"}, profile=V1),
         lambda a: a.update(activeTurn=turn("t1", FATAL), turns=[])), "resumes an unresumable error"),
@@ -81,6 +85,9 @@ FAILING = [
 PASSING = [
     Case("INV-X06", _resumed(), "a resume keeps the error part"),
     Case("INV-X06", step("chat", chat(turns=[ERRORED], status=2), {"type": "chat/truncated"}, profile=V1), "truncation drops errored turns"),
+    Case("INV-X06", step("chat", chat(activeTurn=turn("t1", md("p1", "hi"), ERR), status=8),
+                         {"type": "chat/turnStarted", "turnId": "t2", "message": {"text": "again"}}, profile=V1),
+         "turnStarted over a resumed turn discards it (INV-022's known R§11 item 14)"),
     Case("INV-X07", _resumed(), "the latest resumable turn is reopened"),
     Case("INV-X07", step("chat", chat(turns=[ERRORED, turn("t2", state="complete")], status=1),
                          {"type": "chat/turnResume", "turnId": "t1"}, profile=V1), "not the latest turn: a no-op"),

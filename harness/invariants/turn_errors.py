@@ -12,15 +12,16 @@ from typing import Any
 from . import _chat
 from ._json import as_list, describe_diffs, same, short
 from .base import Step, invariant
+from .turn_loss import lost_turn
 
 
-def _error_parts(state: Any) -> list[Any]:
-    """Every error response part of the chat's history and active turn, in order."""
+def _error_parts(state: Any, *, with_active: bool = True) -> list[Any]:
+    """Every error response part of the chat's history and (`with_active`) active turn, in order."""
     if not isinstance(state, dict):
         return []
     turns = [t for t in as_list(state.get("turns")) if isinstance(t, dict)]
     active = state.get("activeTurn")
-    if isinstance(active, dict):
+    if isinstance(active, dict) and with_active:
         turns.append(active)
     return [p for t in turns for p in _chat.parts_of(t) if isinstance(p, dict) and p.get("kind") == "error"]
 
@@ -40,7 +41,10 @@ def durable_errors(step: Step) -> Iterator[str]:
     "chat/responsePart cannot append an error"), whose part ends the turn it names."""
     if not step.profile.durable_turn_errors or step.type == "chat/truncated":
         return
-    before, after = _error_parts(step.before), _error_parts(step.after)
+    # A `chat/turnStarted` over an active turn discards that turn, its errors with it: the
+    # known upstream gap INV-022.reducer reports (R§11 item 14), not an error removed here.
+    discarded = step.type == "chat/turnStarted" and lost_turn(step.before, step.after, step.action) is not None
+    before, after = _error_parts(step.before, with_active=not discarded), _error_parts(step.after)
     if step.type == "chat/error" and _chat.turn_matches(step.before, step.action):
         turns = as_list(step.after.get("turns"))
         parts = _chat.parts_of(turns[-1]) if turns and isinstance(turns[-1], dict) else []
