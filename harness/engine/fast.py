@@ -106,6 +106,11 @@ BOUNDARY_NUMBERS: Final = (
 #: conformant implementation must hold (the Go client refuses to decode one), so none is drawn.
 BITSET_KEYS: Final = frozenset({"status"})
 HIGH_BITS: Final = (1 << 31, 1 << 31, 1 << 30, 1 << 29)
+#: The bitsets' own flags (IsRead 32, IsArchived 64): independent of the activity bits, so a
+#: state with one flipped stays valid. A fill draws only a few initial states per arm, and a
+#: behaviour that needs a flag (`chat/turnStarted` clears IsRead) is unreachable when none of
+#: them has it (0.7.0 has no chat action that sets IsRead): a mutated trace flips one now and then.
+FLAG_BITS: Final = (32, 64)
 #: Chance that a mutated trace starts from a state whose bitsets got a high bit (`Mutator.edge_state`):
 #: a status with bit 31 set comes from the initial state alone (no valid action writes one into a
 #: chat or a session), and a drawn state has it in about one draw in six.
@@ -384,12 +389,16 @@ class Mutator:
 
     def edge_state(self, state: Any) -> Any:
         """`state` with one bitset (`BITSET_KEYS`, at any depth) given a high bit (`HIGH_BITS`),
-        its low bits kept; `state` itself when it holds none. A valid state stays valid: unknown
-        status bits are part of every state (INV-008/011)."""
+        its low bits kept, or (as often) one of its flags (`FLAG_BITS`) flipped; `state` itself
+        when it holds none. A valid state stays valid: unknown status bits are part of every
+        state (INV-008/011), and the flags are independent of the activity."""
         found = [p for p, v in _leaves(state) if p[-1] in BITSET_KEYS and type(v) is int and v >= 0]
         if not found:
             return state
         path = self.rng.choice(found)
+        if self.rng.random() < 0.5:
+            self.stats.field_mutations["state flag flipped"] += 1
+            return _set(state, path, _at(state, path) ^ self.rng.choice(FLAG_BITS))
         self.stats.field_mutations["state high bit"] += 1
         return _set(state, path, _at(state, path) | self.rng.choice(HIGH_BITS))
 

@@ -12,7 +12,6 @@ from typing import Any
 from . import _chat
 from ._json import as_list, describe_diffs, same, short
 from .base import Step, invariant
-from .turn_loss import lost_turn
 
 
 def _error_parts(state: Any, *, with_active: bool = True) -> list[Any]:
@@ -41,9 +40,10 @@ def durable_errors(step: Step) -> Iterator[str]:
     "chat/responsePart cannot append an error"), whose part ends the turn it names."""
     if not step.profile.durable_turn_errors or step.type == "chat/truncated":
         return
-    # A `chat/turnStarted` over an active turn discards that turn, its errors with it: the
-    # known upstream gap INV-022.reducer reports (R§11 item 14), not an error removed here.
-    discarded = step.type == "chat/turnStarted" and lost_turn(step.before, step.after, step.action) is not None
+    # A `chat/turnStarted` over an active turn replaces that turn, its errors with it (even one
+    # that reuses its id): the known upstream gap of INV-022.reducer (R§11 item 14), not an
+    # error removed here.
+    discarded = step.type == "chat/turnStarted" and _chat.active_turn(step.before) is not None
     before, after = _error_parts(step.before, with_active=not discarded), _error_parts(step.after)
     if step.type == "chat/error" and _chat.turn_matches(step.before, step.action):
         turns = as_list(step.after.get("turns"))

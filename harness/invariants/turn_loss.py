@@ -31,7 +31,7 @@ def _ids(state: JSONDict) -> list[Any]:
     return [t.get("id") for t in as_list(state.get("turns")) if isinstance(t, dict)]
 
 
-def lost_turn(before: JSONDict, after: JSONDict, action: JSONDict) -> str | None:
+def _lost_turn(before: JSONDict, after: JSONDict, action: JSONDict) -> str | None:
     """The message when `chat/turnStarted` dropped the active turn of `before`."""
     old = active_turn(before)
     if old is None:
@@ -73,7 +73,7 @@ def turns_kept(step: Step) -> Iterator[str]:
     """A started turn always ends up in `turns` unless removed by `chat/truncated`, and ids in
     `turns` plus `activeTurn.id` are pairwise distinct."""
     if step.type == "chat/turnStarted":
-        lost = lost_turn(step.before, step.after, step.action)
+        lost = _lost_turn(step.before, step.after, step.action)
         if lost:
             yield lost
     elif step.type == "chat/turnsLoaded":
@@ -122,7 +122,7 @@ def turns_kept_probe(step: Step, reducer: Reducer) -> Iterator[str]:
             "message": fresh(turn["message"]),
         }
         after = reducer("chat", fresh(state), fresh(action), step.now_ms)
-        lost = lost_turn(state, after, action)
+        lost = _lost_turn(state, after, action)
         if lost:
             yield f"probe: {lost}"
     old = _probe_turn(state)
