@@ -869,6 +869,19 @@ def test_a_turn_end_that_leaves_namesake_calls_open_is_the_action_not_the_namesa
     assert [c.key for c in view.causes] == [("unapplied", "chat/turnComplete")]
 
 
+def test_a_missing_update_of_the_first_namesake_is_the_action_ignored() -> None:
+    # toolCallContentChanged applies to a running call only: the model updates the first of two
+    # `tc1` calls (running) and skips the second (streaming); a target that ignores the action
+    # updated no namesake at all — no "other namesake" can explain the first's missing content
+    before = _two_calls("running", "streaming")
+    model = _two_calls("running", "streaming")
+    model["activeTurn"]["responseParts"][0]["toolCall"]["content"] = []
+    view = StepView("chat", {"type": "chat/toolCallContentChanged", "turnId": "t1", "toolCallId": "tc1", "content": []},
+                    before, before, model, before)
+    view.echo = lambda: model
+    assert [c.key for c in view.causes] == [("unapplied", "chat/toolCallContentChanged")]
+
+
 @pytest.mark.parametrize(("first", "key"), [
     # toolCallReady names tc1, which two calls share; a target that updates neither ignored the
     # action (a crafted target ignoring auth-required read as duplicate-id before)

@@ -383,13 +383,20 @@ class StepView:
                 continue
             mine = _identifiers(items[p[n]])
             named = self._action_names
+            namesakes = [j for j, other in enumerate(items) if mine & _identifiers(other)]
+            # A target that changed none of the namesakes can have updated another one only
+            # where that update is invisible: an earlier namesake already holding the values (a
+            # client that updates the first only). A missing update of the first namesake, the
+            # later ones untouched (the model's guard skipped them), is the action not applied.
+            touched = any(_differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))
+                          for j in namesakes)
             for j, other in enumerate(items):
                 shared = mine & _identifiers(other)
                 # which namesake an action updates is a question only for an action that names
                 # one (a `toolCallId`): a turn's end that leaves every open call as it was is
                 # that action's cause, namesakes or not
                 q = (*p[:n], j)
-                if (j != p[n] and shared and any(v in named for _, v in shared)
+                if (j != p[n] and shared and any(v in named for _, v in shared) and (touched or j < p[n])
                         and not (_differs(at_path(self.before, q), at_path(self.expected, q))
                                  and not _differs(at_path(self.target_before, q), at_path(self.observed, q)))):
                     # ... and the target did not leave this namesake as it was where the model
