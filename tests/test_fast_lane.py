@@ -498,3 +498,35 @@ def test_a_target_that_stops_answering_a_kind_loses_the_kind_after_a_few_hangs()
     assert classes.hopeless() == []
     classes.retire("chat", {"type": "chat/v"})
     assert classes.hopeless() == ["chat"]
+
+
+def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare() -> None:
+    # issue 32, reach: a state that enables a rare type (two queued messages: a reorder) is used
+    # when a step meets it — the type drawn for that very state — until the type has changed a
+    # state RARE_FRESH times, or was drawn RARE_FRESH_CAP times without that (a no-op type)
+    import random
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from harness.engine import generation
+
+    profile = Profile.named("0.7.0")
+    queued = [{"id": "m1", "message": {"text": "a"}}, {"id": "m2", "message": {"text": "b"}}]
+    chat = {"resource": "ahp-chat:/c1", "title": "", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+            "turns": [], "queuedMessages": queued}
+    applying = [t for t, w, _ in generation.type_offers("chat", chat, profile, None) if w >= fast.APPLIES]
+    assert "chat/queuedMessagesReordered" in applying
+    worn = Counter({t: fast.RARE_FRESH for t in applying if t != "chat/queuedMessagesReordered"})
+    lane = fast.FastLane.__new__(fast.FastLane)
+    lane.rng, lane.stats = random.Random(1), fast.FastStats()
+    lane.mutator = fast.Mutator(lane.rng, lane.stats)
+    lane.rec = SimpleNamespace(changed=worn)
+    channels = [(SimpleNamespace(kind="chat", reference=chat), None)]
+    here = SimpleNamespace(profile=profile)
+    hunted = lane._hunt(fast.ArmPool(), here, channels, 0)  # type: ignore[arg-type]
+    assert hunted is not None and hunted["type"] == "chat/queuedMessagesReordered"
+    worn["chat/queuedMessagesReordered"] = fast.RARE_FRESH  # effective often enough now
+    assert lane._hunt(fast.ArmPool(), here, channels, 0) is None  # type: ignore[arg-type]
+    worn["chat/queuedMessagesReordered"] = 0  # never effective: drawn at most RARE_FRESH_CAP times
+    lane.stats.fresh_draws["chat/queuedMessagesReordered"] = fast.RARE_FRESH_CAP
+    assert lane._hunt(fast.ArmPool(), here, channels, 0) is None  # type: ignore[arg-type]

@@ -869,6 +869,21 @@ def test_a_turn_end_that_leaves_namesake_calls_open_is_the_action_not_the_namesa
     assert [c.key for c in view.causes] == [("unapplied", "chat/turnComplete")]
 
 
+def test_a_turn_end_that_leaves_a_call_open_is_one_cause_though_the_turn_moved() -> None:
+    # turnComplete moves activeTurn into turns and cancels its open tool call; a target that moves
+    # the turn but leaves the call streaming left it as it was — one level elsewhere: the action's
+    # cause, not also a `variant` of the status (two ids for one bug before)
+    call = {"toolCallId": "tc1", "toolName": "bash", "status": "streaming"}
+    before = {"activeTurn": {"id": "t1", "responseParts": [{"kind": "toolCall", "toolCall": call}]}, "turns": [], "status": 8}
+    ended = lambda c: {"turns": [{"id": "t1", "state": "complete", "responseParts": [{"kind": "toolCall", "toolCall": c}]}],  # noqa: E731
+                                 "status": 1}
+    model = ended({**call, "status": "cancelled", "reason": "skipped", "invocationMessage": ""})
+    target = ended(call)
+    view = StepView("chat", {"type": "chat/turnComplete", "turnId": "t1", "duration": 5}, before, before, model, target)
+    view.echo = lambda: model
+    assert [c.key for c in view.causes] == [("unapplied", "chat/turnComplete")]
+
+
 def test_a_missing_update_of_the_first_namesake_is_the_action_ignored() -> None:
     # toolCallContentChanged applies to a running call only: the model updates the first of two
     # `tc1` calls (running) and skips the second (streaming); a target that ignores the action

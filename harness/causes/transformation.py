@@ -370,6 +370,15 @@ class StepView:
             return UNMODELLED
         return c
 
+    def _left_as_it_was(self, p: tuple[Any, ...], b: Any) -> bool:
+        """The target's value at `p` is what it held before the step — at `p`, or where the object
+        holding `p` came from when the step moved it (a turn's end moves `activeTurn` into
+        `turns`: a tool call it leaves open stays as it was, one level elsewhere)."""
+        if _loosely_equal(at_path(self.target_before, p), b):
+            return True
+        moved = moved_from(self.expected, self.target_before, p)
+        return moved is not None and _loosely_equal(at_path(self.target_before, moved), b)
+
     def _duplicate_id(self, p: tuple[Any, ...]) -> Cause | None:
         """The difference sits in a list item that shares an identifier (`toolCallId`,
         `commandId`, `id`, …) with another item of its list, in the model's state: which of the
@@ -422,7 +431,7 @@ class StepView:
             if dup is not None:
                 return dup  # the model changed it; the target changed another namesake, or none
         echo_tells = self.echo is not None or c.transformation != "dropped-empty"  # else: the loss, as it looks
-        if changed and echo_tells and c.transformation != "int-wrap" and _loosely_equal(at_path(self.target_before, p), b):
+        if changed and echo_tells and c.transformation != "int-wrap" and self._left_as_it_was(p, b):
             # the model changed it and the target left it as it was (an empty value and none
             # alike: an encoder may drop one): the action, unless the target's echo shows it
             # cannot hold the value (`_representation_losses`) — or a namesake was updated instead
@@ -652,6 +661,31 @@ def at_path(value: Any, path: tuple[Any, ...]) -> Any:
         if value is ABSENT:
             return ABSENT
     return value
+
+
+def moved_from(after: Any, before: Any, p: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """Where the object holding `p` in `after` sat in `before` when a step moved it: the innermost
+    object on `p` with an `id` that `before` lacks at the same place but holds at the top level
+    or as an item of a top-level list (`turns[-1]` ← `activeTurn`). None: not moved."""
+    for n in range(len(p) - 1, 0, -1):
+        obj = at_path(after, p[:n])
+        ident = obj.get("id") if isinstance(obj, dict) else None
+        if not isinstance(ident, str):
+            continue
+        here = at_path(before, p[:n])
+        if isinstance(here, dict) and here.get("id") == ident:
+            return None  # not moved
+        if not isinstance(before, dict):
+            return None
+        for k, v in before.items():
+            if isinstance(v, dict) and v.get("id") == ident:
+                return (k, *p[n:])
+            if isinstance(v, list):
+                for i, item in enumerate(v):
+                    if isinstance(item, dict) and item.get("id") == ident:
+                        return (k, i, *p[n:])
+        return None
+    return None
 
 
 def _first(diffs: Any) -> list[tuple[Any, Any, Any]]:

@@ -91,6 +91,19 @@ RARE_BOOST: Final = 8.0
 APPLIES: Final = 0.5
 TYPE_FILL: Final = 3
 TYPE_REFRESH: Final = 0.02
+#: A pooled payload was drawn for another state: its ids may name nothing here, and a type whose
+#: guard needs a specific state (a turn end naming the active turn, an auth request on a running
+#: MCP call) rarely becomes effective from the pool. Until a type applying here has changed a
+#: state `RARE_FRESH` times in the run, its payload is drawn for this very state (a state-aware
+#: draw, ~4 ms) — at most `RARE_FRESH_CAP` times per type and run, so that a type the reducers
+#: never apply (a request the host alone handles) costs a bounded few draws.
+RARE_FRESH: Final = 12
+RARE_FRESH_CAP: Final = 48
+#: Reaching a state a rare type needs is half of it; sending that type there is the other. Before
+#: this share of a trace's steps the lane asks which types apply to the state the step meets
+#: (`type_offers`, ~0.1 ms) and, when one of them is still rare (`RARE_FRESH`), sends it first,
+#: drawn for that state: a running MCP call gets its auth request, two queued messages a reorder.
+HUNT: Final = 0.25
 #: Integer edges, where typed code breaks (AFL's and libFuzzer's "interesting values"): int32 and
 #: uint32 limits and their neighbours, the I-JSON limit ±(2⁵³−1) and one past it (a probe: no
 #: implementation must accept it), −1, 0, 1.
@@ -153,13 +166,16 @@ class FastStats:
     probes_from_mutation: int = 0
     corpus_additions: int = 0
     type_fills: int = 0
+    fresh_draws: Counter[str] = field(default_factory=Counter)  # per type: payloads drawn for a state (RARE_FRESH)
+    hunted: int = 0  # rare types sent where they applied (HUNT)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "fills": self.fills, "seedTraces": self.seed_traces, "mutatedTraces": self.mutated_traces,
             "fieldMutations": dict(sorted(self.field_mutations.items())),
             "mutatedActionsProbed": self.probes_from_mutation, "corpusAdditions": self.corpus_additions,
-            "typeFills": self.type_fills,
+            "typeFills": self.type_fills, "freshDraws": sum(self.fresh_draws.values()),
+            "hunted": self.hunted,
         }
 
 
@@ -598,16 +614,23 @@ class FastLane:
         if sent is not None and mutated:
             self._add(pool, sent)
 
-    def _pick(self, pool: ArmPool, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> Any:
+    def _pick(self, pool: ArmPool, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> tuple[Any, bool]:
         """An action for channel `ch` in its current state: the type weighted as the
         strategies weight it (`HOT` when the state holds what the guard needs), the payload
-        from the type's pool, or drawn for this state when the pool has none."""
+        from the type's pool, or drawn for this state (then True) when the type is rare here
+        (`RARE_FRESH`) or the pool has none."""
         stepper = channels[ch][0]
         kind, state = stepper.kind, stepper.reference
         dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
         offers = generation.type_offers(kind, state, lane.profile, dirs)
-        t, _, make = self.rng.choices(offers, weights=reach_weights(offers, self.rec.changed))[0]
+        t, w, make = self.rng.choices(offers, weights=reach_weights(offers, self.rec.changed))[0]
         slot = pool.by_type.setdefault(t, [])
+        if w >= APPLIES and self.rec.changed[t] < RARE_FRESH and self.stats.fresh_draws[t] < RARE_FRESH_CAP:
+            self.stats.fresh_draws[t] += 1
+            drawn = fill(make(), 1, self.rng.getrandbits(64))
+            if drawn:
+                self.mutator.learn(drawn[0])
+                return drawn[0], True
         if not slot or self.rng.random() < TYPE_REFRESH:
             drawn = fill(make(), TYPE_FILL, self.rng.getrandbits(64))
             self.stats.type_fills += 1
@@ -618,8 +641,27 @@ class FastLane:
                 else:
                     slot[self.rng.randrange(TYPE_POOL_CAP)] = (ch, a)
             if drawn:
-                return drawn[0]
-        return self.rng.choice(slot)[1]
+                return drawn[0], True
+        return self.rng.choice(slot)[1], False
+
+    def _hunt(self, pool: ArmPool, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> Any | None:
+        """A type that applies to channel `ch`'s current state and is still rare in this run
+        (`HUNT`), drawn for that state; None when there is none."""
+        changed, drawn_so_far = self.rec.changed, self.stats.fresh_draws
+        stepper = channels[ch][0]
+        kind, state = stepper.kind, stepper.reference
+        dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
+        rare = [(t, make) for t, w, make in generation.type_offers(kind, state, lane.profile, dirs)
+                if w >= APPLIES and changed[t] < RARE_FRESH and drawn_so_far[t] < RARE_FRESH_CAP]
+        if not rare:
+            return None
+        t, make = self.rng.choice(rare)
+        drawn_so_far[t] += 1
+        self.stats.hunted += 1
+        out = fill(make(), 1, self.rng.getrandbits(64))
+        if out:
+            self.mutator.learn(out[0])
+        return out[0] if out else None
 
     def _valid(self, model: Model, kind: str, action: Any) -> bool:
         """Schema-valid for the valid lane? Cached by the action's identity (pooled actions
@@ -667,21 +709,33 @@ class FastLane:
             rec.arm_examples[arm] += 1
             now = 1_000
             group = len(channels) > 1
-            for ch, action, probe in entry.steps:
+            steps = list(entry.steps)
+            i = 0
+            while i < len(steps):
+                ch, action, probe = steps[i]
+                i += 1
                 if control is not None:
                     control.check()
                 stepper, trace = channels[ch]
                 k = stepper.kind
-                if config.adversarial_percent and rng.randrange(100) < config.adversarial_percent:
+                fresh = False
+                if not probe and rng.random() < HUNT:
+                    hunted = self._hunt(pool, lane, channels, ch)
+                    if hunted is not None:  # sent first; the step it met comes next
+                        i -= 1
+                        action, fresh = hunted, True
+                if not fresh and config.adversarial_percent and rng.randrange(100) < config.adversarial_percent:
                     adv = pool.adversarial.get(k)
                     if adv:
                         probe, action = True, rng.choice(adv)
                 if action is PICK:
-                    action = self.mutator.retarget(self._pick(pool, lane, channels, ch), stepper.reference)
-                elif mutated and not probe and rng.random() < RETARGET:
+                    action, fresh = self._pick(pool, lane, channels, ch)
+                    if not fresh:  # a pooled payload names another state's ids
+                        action = self.mutator.retarget(action, stepper.reference)
+                elif mutated and not probe and not fresh and rng.random() < RETARGET:
                     action = self.mutator.retarget(action, stepper.reference)
                 pooled, op = action, None  # retargeted: the same JSON types, valid by construction
-                if mutated and rng.random() < FIELD_MUTATION:
+                if mutated and not fresh and rng.random() < FIELD_MUTATION:
                     action, op = self.mutator.mutate(action, stepper.reference)
                 if rec.retired(k, action):
                     continue  # a value class the target hung on: not sent again (the kind goes on)
