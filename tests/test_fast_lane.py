@@ -530,3 +530,29 @@ def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare() -> No
     worn["chat/queuedMessagesReordered"] = 0  # never effective: drawn at most RARE_FRESH_CAP times
     lane.stats.fresh_draws["chat/queuedMessagesReordered"] = fast.RARE_FRESH_CAP
     assert lane._hunt(fast.ArmPool(), here, channels, 0) is None  # type: ignore[arg-type]
+
+
+def test_types_with_no_state_effect_are_named_and_never_hunted() -> None:
+    # the spec gives a request to the host (automation/createRequested) or a side effect
+    # (terminal/input) no state effect: "changed 0" is right for them; reach leaves them alone
+    from collections import Counter
+
+    from harness.reference import NO_STATE_EFFECT, Model
+
+    assert {"terminal/input", "automation/createRequested", "resourceWatch/changed"} <= NO_STATE_EFFECT
+    model = Model(Profile.named("1.0.0"))
+    terminal = {"title": "t", "content": [], "claim": {"kind": "client", "clientId": "c1"}}
+    assert model.reduce("terminal", terminal, {"type": "terminal/input", "data": "ls\r"}, 5) == terminal
+    assert "terminal/resized" not in NO_STATE_EFFECT  # one that writes the state is not listed
+    offers = [("terminal/input", 1.0, None), ("terminal/resized", 1.0, None)]
+    assert fast.reach_weights(offers, Counter()) == [1.0, 1.0 + fast.RARE_BOOST]
+
+
+def test_a_run_report_names_the_types_with_no_state_effect(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--target", "reference", "--kinds", "terminal",
+                           "--chunks", "2", "--seed", "1", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert "terminal/input" in report["coverage"] and report["noStateEffect"] == ["terminal/input"]
+    assert report["coverage"]["terminal/input"]["changed"] == 0

@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 from harness.causes import StepView
 from harness.corpus.finding import TraceStep
 from harness.invariants._json import COPY_STATS
-from harness.reference import MalformedAction, Model
+from harness.reference import NO_STATE_EFFECT, MalformedAction, Model
 from harness.targets.base import TargetSetupError
 
 from . import generation
@@ -625,7 +625,8 @@ class FastLane:
         offers = generation.type_offers(kind, state, lane.profile, dirs)
         t, w, make = self.rng.choices(offers, weights=reach_weights(offers, self.rec.changed))[0]
         slot = pool.by_type.setdefault(t, [])
-        if w >= APPLIES and self.rec.changed[t] < RARE_FRESH and self.stats.fresh_draws[t] < RARE_FRESH_CAP:
+        if (w >= APPLIES and self.rec.changed[t] < RARE_FRESH and self.stats.fresh_draws[t] < RARE_FRESH_CAP
+                and t not in NO_STATE_EFFECT):
             self.stats.fresh_draws[t] += 1
             drawn = fill(make(), 1, self.rng.getrandbits(64))
             if drawn:
@@ -652,7 +653,8 @@ class FastLane:
         kind, state = stepper.kind, stepper.reference
         dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
         rare = [(t, make) for t, w, make in generation.type_offers(kind, state, lane.profile, dirs)
-                if w >= APPLIES and changed[t] < RARE_FRESH and drawn_so_far[t] < RARE_FRESH_CAP]
+                if w >= APPLIES and changed[t] < RARE_FRESH and drawn_so_far[t] < RARE_FRESH_CAP
+                and t not in NO_STATE_EFFECT]
         if not rare:
             return None
         t, make = self.rng.choice(rare)
@@ -810,7 +812,8 @@ def reach_weights(offers: list[tuple[str, float, Any]], changed: Counter[str]) -
     """The offers' weights for a pick, raised for reach: of the types whose guard holds here, those
     that rarely changed a state in this run so far are drawn more (a running MCP call to require
     auth on is a rare state: the type it enables must not wait for chance once the state is there)."""
-    return [w * (1.0 + RARE_BOOST / (1 + changed[t])) if w >= APPLIES else w for t, w, _ in offers]
+    return [w * (1.0 + RARE_BOOST / (1 + changed[t])) if w >= APPLIES and t not in NO_STATE_EFFECT else w
+            for t, w, _ in offers]
 
 
 def _finding_trace(channels: list[tuple[Stepper, Trace]], index: int, order: list[tuple[int, int]],

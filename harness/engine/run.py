@@ -43,7 +43,7 @@ from harness.corpus.finding import Finding
 from harness.errors import RunStopped
 from harness.invariants.base import Violation
 from harness.invariants.registry import REGISTRY
-from harness.reference import Model, Profile
+from harness.reference import NO_STATE_EFFECT, Model, Profile
 from harness.spec.versions import KINDS, kinds_of
 from harness.targets.base import Target, TargetSetupError
 
@@ -264,6 +264,8 @@ def _finish(
                              "lane": config.lane, **summary.extra}
     if summary.target_unusable:
         extra["targetUnusable"] = summary.target_unusable
+    # types the spec gives no state effect: "changed 0" is their right answer, not unreached
+    extra["noStateEffect"] = sorted(NO_STATE_EFFECT & coverage.keys())
     finished = RunFinished(
         summary.elapsed_s, summary.examples, summary.steps, list(summary.findings),
         dict(summary.known_counts), coverage, summary.stopped_because, extra,

@@ -4,7 +4,7 @@ Public surface: `reduce`, `Model`, `Profile`, `MalformedAction`, plus `status` h
 `collections` (the collection-attachment draft).
 """
 
-from .dispatch import TABLES, MalformedAction, Model, reduce
+from .dispatch import NO_STATE_EFFECT, TABLES, MalformedAction, Model, reduce
 from .profile import DEFAULT_PROFILE, Ctx, Profile, iso_ms
 
-__all__ = ["DEFAULT_PROFILE", "TABLES", "Ctx", "MalformedAction", "Model", "Profile", "iso_ms", "reduce"]
+__all__ = ["DEFAULT_PROFILE", "NO_STATE_EFFECT", "TABLES", "Ctx", "MalformedAction", "Model", "Profile", "iso_ms", "reduce"]

@@ -10,7 +10,7 @@ the host — side effects that leave the state as it is until the host answers w
 from __future__ import annotations
 
 from .keyed import remove_first, upsert
-from .profile import Action, Ctx, Handler, State
+from .profile import Action, Ctx, Handler, State, no_state_effect
 
 KEY = "entries"
 
@@ -25,6 +25,7 @@ def removed(state: State, action: Action, ctx: Ctx) -> State:
     return state if remaining is items else {**state, KEY: remaining}
 
 
+@no_state_effect
 def requested(state: State, action: Action, ctx: Ctx) -> State:
     return state  # a request to the host: the state changes when the host publishes the result
 

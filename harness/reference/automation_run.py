@@ -11,7 +11,7 @@ unchanged" (its schema).
 from __future__ import annotations
 
 from .keyed import field_handler
-from .profile import Action, Ctx, Handler, State
+from .profile import Action, Ctx, Handler, State, no_state_effect
 
 
 def session_set(state: State, action: Action, ctx: Ctx) -> State:
@@ -30,6 +30,7 @@ def session_removed(state: State, action: Action, ctx: Ctx) -> State:
     return {**state, "sessions": [s for s in sessions if s != uri]}
 
 
+@no_state_effect
 def cancel_requested(state: State, action: Action, ctx: Ctx) -> State:
     return state
 

@@ -51,6 +51,12 @@ TABLES: dict[str, Mapping[str, Handler]] = {
     "canvas": canvas.HANDLERS,
 }
 
+#: Action types whose reducer the spec gives no state effect (`profile.no_state_effect`): never
+#: effective, so a run's coverage and its reach weights leave them out of "rarely effective".
+NO_STATE_EFFECT: frozenset[str] = frozenset(
+    t for table in TABLES.values() for t, h in table.items() if getattr(h, "no_state_effect", False)
+)
+
 #: The handlers each `VERSION_RULES` rule puts in place, (rule, value) -> type -> handler: a
 #: profile whose rule has that value uses them instead of `TABLES`' (docs/profiles.md).
 RULE_HANDLERS: RuleHandlers = merge_rule_handlers(

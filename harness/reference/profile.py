@@ -166,6 +166,14 @@ def iso_ms(now_ms: int) -> str:
 
 
 Handler = Callable[[State, Action, Ctx], State]
+
+
+def no_state_effect(handler: Handler) -> Handler:
+    """Marks a reducer the spec gives no effect on the state (a request the host answers with
+    other actions, a side effect such as keystrokes): its action is never *effective*, and a
+    run's coverage says so instead of counting it as unreached."""
+    handler.no_state_effect = True  # type: ignore[attr-defined]
+    return handler
 #: (rule of `VERSION_RULES`, its value) -> action type -> the handler in force then.
 RuleHandlers = dict[tuple[str, bool], dict[str, Handler]]
 

@@ -5,9 +5,10 @@ Change events are consumed from the action stream, not stored: the state never c
 
 from __future__ import annotations
 
-from .profile import Action, Ctx, Handler, State
+from .profile import Action, Ctx, Handler, State, no_state_effect
 
 
+@no_state_effect
 def changed(state: State, action: Action, ctx: Ctx) -> State:
     return state
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .keyed import field_handler, set_or_clear
-from .profile import Action, Ctx, Handler, State
+from .profile import Action, Ctx, Handler, State, no_state_effect
 
 
 def data(state: State, action: Action, ctx: Ctx) -> State:
@@ -22,6 +22,7 @@ def data(state: State, action: Action, ctx: Ctx) -> State:
     return {**state, "content": [*content[:-1], new_last]}
 
 
+@no_state_effect
 def input_(state: State, action: Action, ctx: Ctx) -> State:
     return state  # a side effect for the host (keystrokes), nothing is stored
 

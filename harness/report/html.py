@@ -178,7 +178,8 @@ _JS = r"""
     m.innerHTML = h;
   } else {
     var sent = R.coverage || {}, h2 = '<tr><th>action type</th><th>sent</th><th>changed state</th></tr>';
-    Object.keys(sent).sort().forEach(function(t){ h2 += '<tr data-type="'+esc(t)+'"><td><code>'+esc(t)+'</code></td><td class="num">'+sent[t].sent+'</td><td class="num">'+sent[t].changed+'</td></tr>'; });
+    var neutral = R.noStateEffect || [];
+    Object.keys(sent).sort().forEach(function(t){ var nse = neutral.indexOf(t) >= 0; h2 += '<tr data-type="'+esc(t)+'"><td><code>'+esc(t)+'</code></td><td class="num">'+sent[t].sent+'</td><td class="num"'+(nse?' title="the spec gives this type no effect on the state (a request the host answers with other actions, or a side effect)"':'')+'>'+sent[t].changed+(nse?' (no state effect)':'')+'</td></tr>'; });
     m.innerHTML = h2;
   }
   // charts over time; every y-axis starts at 0 (percentages run to 100)
