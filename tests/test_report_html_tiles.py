@@ -1,6 +1,6 @@
 """`index.html` says only what applies (issue 35): the rerun line reproduces the run (a seed from
-the clock included), a live finding without a cause says causes are not recorded for live runs
-yet (not "no root cause recorded"), and campaign-only tiles show on campaign pages only.
+the clock included), a live finding without a cause is a missing cause (a command trace's cause is
+not recorded yet), and campaign-only tiles show on campaign pages only.
 
 These read the generated HTML (no browser); tests/test_report_html_browser.py renders pages in
 headless Chromium."""
@@ -42,11 +42,13 @@ def _live_entry(**extra: Any) -> dict[str, Any]:
             "replay": "ahp-fuzz replay x.json", **extra}
 
 
-def test_a_live_finding_without_a_cause_says_live_causes_are_not_recorded_yet(tmp_path: Path) -> None:
+def test_a_live_finding_without_a_cause_is_a_gap_a_command_trace_is_not_caused_yet(tmp_path: Path) -> None:
+    # live findings carry causes (issue 33): one without is a missing cause, not "not recorded yet"
     report = base_report(target="host:embedded", findings=[_live_entry()])
     text = parse(render(report, tmp_path)).text["id=findings"]
-    assert "causes are not recorded for live runs yet" in text
-    assert "no root cause recorded" not in text
+    assert "no root cause recorded" in text and "not recorded for live runs" not in text
+    report = base_report(target="host:embedded", findings=[_live_entry(kind="commands")])
+    assert "causes are not recorded for command traces yet" in parse(render(report, tmp_path)).text["id=findings"]
 
 
 def test_a_live_finding_with_a_cause_shows_it(tmp_path: Path) -> None:

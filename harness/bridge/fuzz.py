@@ -321,6 +321,12 @@ def replay_lines(result: CommandReplay, finding: CommandFinding, target: str) ->
 # -- the run --------------------------------------------------------------------------------
 
 
+def _method(op: Any) -> str:
+    """The AHP method an operation of the bridge's OpenAPI document stands for (its path's last
+    segment: `/rpc/listSessions` → `listSessions`)."""
+    return str(op.path).rsplit("/", 1)[-1]
+
+
 def _seed_for(*parts: Any) -> int:
     return int(hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:12], 16)
 
@@ -385,7 +391,7 @@ class CommandRun:
         hinted = set(hints)
         install(schema, hints, self.session.app.document)
         operations = [r.ok() for r in schema.get_all_operations()]
-        self.result.methods = tuple(sorted(op.path.rsplit("/", 1)[-1] for op in operations))
+        self.result.methods = tuple(sorted(_method(op) for op in operations))
         try:
             self._rounds_of(operations, schema, hinted)
         finally:
@@ -409,10 +415,10 @@ class CommandRun:
             self.result.rounds = rnd + 1
             # the commands the fixture's hints aim at first (they reach the tree and the session
             # set), each group in a seeded order per round
-            order = sorted(operations, key=lambda op: (op.path.rsplit("/", 1)[-1] not in hinted,
+            order = sorted(operations, key=lambda op: (_method(op) not in hinted,
                                                        _seed_for(self.config.seed, rnd, op.path)))
             for op in order:
-                method = op.path.rsplit("/", 1)[-1]
+                method = _method(op)
                 if missing.get(method):
                     continue
                 for mode in ("positive", "negative"):
@@ -435,7 +441,7 @@ class CommandRun:
         (its examples all drawn away, a strategy that could not generate) gets one positive
         example now, while time is left; one still unsent is named with why."""
         for op in operations:
-            method = op.path.rsplit("/", 1)[-1]
+            method = _method(op)
             if self.result.method_calls.get(method) or self._finished():
                 continue
             try:
@@ -443,7 +449,7 @@ class CommandRun:
             except _Stop:
                 break
         for op in operations:
-            method = op.path.rsplit("/", 1)[-1]
+            method = _method(op)
             if not self.result.method_calls.get(method):
                 self.result.untried[method] = (
                     f"the run stopped ({self.result.stopped_because}) before it was sent"
@@ -477,7 +483,7 @@ class CommandRun:
         from schemathesis import GenerationMode
 
         strategy = op.as_strategy(generation_mode=GenerationMode(mode))
-        method = op.path.rsplit("/", 1)[-1]
+        method = _method(op)
 
         clock = self.config.clock
         op_deadline = clock() + self.op_cap if self.op_cap is not None else float("inf")
@@ -546,7 +552,7 @@ class CommandRun:
     def _execute(self, case: Any, *, stateful: bool) -> Any:
         session = self.session
         app = session.app
-        method = case.operation.path.rsplit("/", 1)[-1]
+        method = _method(case.operation)
         holder: dict[str, Any] = {}
 
         def send() -> Reply:

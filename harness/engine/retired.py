@@ -16,6 +16,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from harness.targets import jsonio
+
 
 def action_label(action: Any, adversarial: bool = False) -> str:
     """An action's label in the run's counters (`Recorder.sent`, both lanes alike) and in the
@@ -27,8 +29,13 @@ def action_label(action: Any, adversarial: bool = False) -> str:
 
 
 def action_size(action: Any) -> int:
-    """An action's size in bytes of compact JSON (what a quadratic parser is slow on)."""
-    return len(json.dumps(action, separators=(",", ":"), ensure_ascii=False).encode())
+    """An action's size in bytes of JSON as the wire writes it (`jsonio.dumps`: compact, ASCII):
+    what a quadratic parser is slow on. A value the wire cannot write (an adversarial NaN) is
+    measured as Python's `json` writes it."""
+    try:
+        return len(jsonio.dumps(action))
+    except (TypeError, ValueError):
+        return len(json.dumps(action, separators=(",", ":"), default=str))
 
 
 #: Hangs in a row in one kind, with no answered step between them, after which the kind itself is
