@@ -128,6 +128,8 @@ FLAG_BITS: Final = (32, 64)
 #: a status with bit 31 set comes from the initial state alone (no valid action writes one into a
 #: chat or a session), and a drawn state has it in about one draw in six.
 STATE_EDGE: Final = 0.25
+#: Chance, beside `STATE_EDGE`, that it starts from a state with a status flag flipped (`FLAG_BITS`).
+FLAG_EDGE: Final = 0.15
 EMPTIES: Final = ("<absent>", None, [], {})
 _ABSENT: Final = "<absent>"
 #: A field emptied to `[]` / `{}`: the protocol's collections are absent or non-empty (INV-023,
@@ -403,16 +405,16 @@ class Mutator:
                 if v not in seen and len(seen) < 32:
                     seen.append(v)
 
-    def edge_state(self, state: Any) -> Any:
+    def edge_state(self, state: Any, *, flag: bool = False) -> Any:
         """`state` with one bitset (`BITSET_KEYS`, at any depth) given a high bit (`HIGH_BITS`),
-        its low bits kept, or (as often) one of its flags (`FLAG_BITS`) flipped; `state` itself
-        when it holds none. A valid state stays valid: unknown status bits are part of every
-        state (INV-008/011), and the flags are independent of the activity."""
+        its low bits kept — or, with `flag`, one of its flags (`FLAG_BITS`) flipped; `state`
+        itself when it holds none. A valid state stays valid: unknown status bits are part of
+        every state (INV-008/011), and the flags are independent of the activity."""
         found = [p for p, v in _leaves(state) if p[-1] in BITSET_KEYS and type(v) is int and v >= 0]
         if not found:
             return state
         path = self.rng.choice(found)
-        if self.rng.random() < 0.5:
+        if flag:
             self.stats.field_mutations["state flag flipped"] += 1
             return _set(state, path, _at(state, path) ^ self.rng.choice(FLAG_BITS))
         self.stats.field_mutations["state high bit"] += 1
@@ -569,9 +571,10 @@ class FastLane:
             steps = self._restructure(pool, parent, steps)
         limit = self.config.max_steps
         channels = parent.channels
-        if len(channels) == 1 and rng.random() < STATE_EDGE:
+        edge = rng.random()
+        if len(channels) == 1 and edge < STATE_EDGE + FLAG_EDGE:
             # one channel only: a group's catalog mirrors its chats' statuses (INV-031)
-            channels = ((channels[0][0], self.mutator.edge_state(channels[0][1])),)
+            channels = ((channels[0][0], self.mutator.edge_state(channels[0][1], flag=edge >= STATE_EDGE)),)
         return Entry(channels, steps[:limit], parent.group_uri), True
 
     def _restructure(self, pool: ArmPool, parent: Entry, steps: list[tuple[int, Any, bool]]) -> list[tuple[int, Any, bool]]:
