@@ -884,6 +884,24 @@ def test_a_turn_end_that_leaves_a_call_open_is_one_cause_though_the_turn_moved()
     assert [c.key for c in view.causes] == [("unapplied", "chat/turnComplete")]
 
 
+def test_an_empty_value_lost_on_a_step_the_model_leaves_alone_is_the_action() -> None:
+    # toolCallConfirmed of a running call is a no-op; a target that rebuilds the call anyway loses
+    # its `content: []`, which it held before the step: the action changed the state (one cause),
+    # not an encoder dropping empty values (it held that one)
+    call = {"toolCallId": "tc1", "toolName": "bash", "status": "running", "content": []}
+    before = {"activeTurn": {"id": "t1", "responseParts": [{"kind": "toolCall", "toolCall": call}]}, "status": 8}
+    rebuilt = {"activeTurn": {"id": "t1", "responseParts": [{"kind": "toolCall", "toolCall": {
+        k: v for k, v in call.items() if k != "content"}}]}, "status": 8}
+    action = {"type": "chat/toolCallConfirmed", "turnId": "t1", "toolCallId": "tc1", "approved": True}
+    view = StepView("chat", action, before, before, before, rebuilt)
+    view.echo, view.echo_on = (lambda: before), (lambda s: s)  # it holds `content: []` when it echoes
+    assert [c.key for c in view.causes] == [("not-a-no-op", "chat/toolCallConfirmed")]
+    # an encoder that drops empties loses it in its echo too: the encoder's cause, as before
+    encoder = StepView("chat", action, before, before, before, rebuilt)
+    encoder.echo, encoder.echo_on = (lambda: rebuilt), (lambda s: rebuilt)
+    assert [c.key for c in encoder.causes] == [("dropped-empty",)]
+
+
 def test_a_missing_update_of_the_first_namesake_is_the_action_ignored() -> None:
     # toolCallContentChanged applies to a running call only: the model updates the first of two
     # `tc1` calls (running) and skips the second (streaming); a target that ignores the action

@@ -191,7 +191,7 @@ class StepView:
             c = self._classify(d)
             if c.transformation == "unapplied":
                 unapplied.append(d)
-            elif self._model_no_op and c.transformation not in ENCODING:
+            elif self._model_no_op and (c.transformation not in ENCODING or self._lost_on_the_step(c, d)):
                 # the model leaves the state as it is and the target changes it: whatever it
                 # changed, the action is one cause (a helper that clears more than it should
                 # is one bug, not one per field)
@@ -357,6 +357,13 @@ class StepView:
     def _own_echo(self) -> Any:
         """The target's echo of its own state before the step (asked once: a target round trip)."""
         return self.echo_on(self.target_before) if self.echo_on is not None else None
+
+    def _lost_on_the_step(self, c: Cause, d: tuple[Any, Any, Any]) -> bool:
+        """An empty value the target held before the step, and holds when it echoes that state, lost
+        on it: not how the target writes values out (an encoder that drops empties loses it in its
+        echo too), but what it did with the action."""
+        return (c.transformation == "dropped-empty" and at_path(self.target_before, d[0]) is not ABSENT
+                and self._holds(d[0]))
 
     def _holds(self, p: tuple[Any, ...]) -> bool:
         """The target, echoing its own state before the step (a no-op on it), keeps a value at
