@@ -30,7 +30,15 @@ from .config import LiveConfig
 from .draws import Draws
 from .keeper import HostKeeper
 from .loop import EventLoopThread
-from .ops import FRAME_CLASSES, SCENARIOS, op_class, preflight_ops, session_ops, setup_ops
+from .ops import (
+    FRAME_CLASSES,
+    SCENARIOS,
+    op_class,
+    preflight_ops,
+    session_ops,
+    setup_ops,
+    why_no_chat,
+)
 from .pool import ConnectionPool
 from .run import LiveRun
 from .settle import SettlePolicy
@@ -94,6 +102,8 @@ class LiveRecorder:
     empty: Counter[str] = field(default_factory=Counter)
     #: The host can be restarted after a death (else a class that killed it is retired at once).
     can_restart: bool = True
+    #: Why a machine run had no chat channel to start a turn on (`ops.why_no_chat`) -> how many runs.
+    no_chat: Counter[str] = field(default_factory=Counter)
 
 
 #: Deaths on one frame class (or probe) before it is retired: it is retried once after the restart
@@ -229,6 +239,7 @@ class LiveExample:
         if not self.failed and run.host_dead is None:  # a failing run's conversation ends at its finding
             with contextlib.suppress(Exception):
                 run.loop.run(dispose(run), run.op_timeout_s)
+        rec.no_chat.update(why_no_chat(run))
         rec.settling.update(run.stats)
         rec.settling["frames"] += len(run.transcript.frames)
         for k, v in run.phase_s.items():
