@@ -116,6 +116,11 @@ def live_cause(invariant: str, message: str, trigger: str | None) -> Cause:
     return Cause(cause.key, f"{invariant}: {_SUMMARY_VARYING.sub(_placeholder, normalise(message))[:160]}")
 
 
+#: The host applies none of the client actions it accepted (INV-H07 in a campaign where no fresh
+#: snapshot ever showed one): one cause, whichever action types the run happened to send.
+UNAPPLIED_ANY: Final = Cause(("unapplied-accepted", "*"),
+                             "the host applies no client action it accepts (none shows in its snapshots)")
+
 #: The host echoes a client's action under another dispatch's origin: every echo check that
 #: pairs echoes with dispatches (INV-045, INV-047) then sees that one cause.
 MISATTRIBUTED: Final = Cause(("echo-origin-misattributed",),

@@ -102,6 +102,8 @@ class LiveRecorder:
     empty: Counter[str] = field(default_factory=Counter)
     #: The host can be restarted after a death (else a class that killed it is retired at once).
     can_restart: bool = True
+    #: A snapshot of some run showed an accepted client action (`LiveObservation.applied_seen`).
+    applied_seen: bool = False
     #: Why a machine run had no chat channel to start a turn on (`ops.why_no_chat`) -> how many runs.
     no_chat: Counter[str] = field(default_factory=Counter)
 
@@ -148,6 +150,7 @@ class LiveExample:
         self.run.avoid = avoided(rec, cfg, control)
         self.run.obs.unoffered_answer = rec.unoffered_answer
         self.run.obs.negotiation_problem = rec.negotiation_problem
+        self.run.obs.applied_seen = rec.applied_seen
         self.failed = False
 
     def do(self, ops: list[dict[str, Any]]) -> None:
@@ -180,7 +183,8 @@ class LiveExample:
                 if older is not None:  # what the host's own version documents: a note (issue 33)
                     rec.on_known(profile_note(*older))
                     continue
-                cause = sign(v, self.run.trigger, self.run.closed, self.run.obs.misattributed)
+                cause = sign(v, self.run.trigger, self.run.closed, self.run.obs.misattributed,
+                             self.run.obs.applied_seen)
                 if cause.id in rec.suppressed:
                     if v.invariant == TARGET_DIED:  # dead again of a known cause: end the example
                         raise HostDown(self.run.host_dead or "")
@@ -240,6 +244,7 @@ class LiveExample:
             with contextlib.suppress(Exception):
                 run.loop.run(dispose(run), run.op_timeout_s)
         rec.no_chat.update(why_no_chat(run))
+        rec.applied_seen = rec.applied_seen or run.obs.applied_seen
         rec.settling.update(run.stats)
         rec.settling["frames"] += len(run.transcript.frames)
         for k, v in run.phase_s.items():
