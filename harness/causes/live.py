@@ -113,7 +113,17 @@ def live_cause(invariant: str, message: str, trigger: str | None) -> Cause:
     cause = check_cause(invariant, normalise(message))
     if cause.transformation != "check":
         return cause
-    return Cause(cause.key, f"{invariant}: {_SUMMARY_VARYING.sub(_placeholder, normalise(message))[:160]}")
+    at = _STATE_AT.search(message)  # which field two states differ at is what the host did
+    key = (*cause.key, f".{at.group('key')}") if at is not None else cause.key
+    return Cause(key, f"{invariant}: {_SUMMARY_VARYING.sub(_placeholder, normalise(message))[:160]}")
+
+
+#: Where a live state check's two states first differ (`… differs from a fresh snapshot at
+#: .activeSessions: 6 vs 7`, `clients 2 and 3 disagree on URI at quiescence: .createdAt: …`): the
+#: top-level field is part of the cause (a count the host changes silently and a timestamp it
+#: makes up per answer are two behaviours; the message shape alone has both as `.P: N vs N`).
+_STATE_AT: Final = re.compile(r"(?:differs from a fresh snapshot at|disagree on \S+?(?: at quiescence)?:) "
+                              r"\.(?P<key>[A-Za-z_$][\w$]*)")
 
 
 #: The host applies none of the client actions it accepted (INV-H07 in a campaign where no fresh
