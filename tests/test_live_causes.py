@@ -199,5 +199,9 @@ def test_the_field_two_states_differ_at_is_part_of_the_cause() -> None:
     assert live_cause("INV-042", count, "x").id == live_cause("INV-042", again, "y").id
     a = "clients 2 and 3 disagree on ahp-session:/fz-32687c0b-s2 at quiescence: .createdAt: 1796268597391 vs 1796268597392"
     b = "clients 0 and 1 disagree on ahp-session:/fz-00000000-s1 at quiescence: .title: 'x' vs 'y'"
-    assert live_cause("INV-045", a, "x").key[-1] == ".createdAt"
+    assert live_cause("INV-045", a, "x").key == ("state-differs", ".createdAt")
     assert live_cause("INV-045", a, "x").id != live_cause("INV-045", b, "x").id
+    # one field, whichever state check saw it first (the mock's createdAt: INV-042 in one seed,
+    # INV-043 in another)
+    c = "client 0 (maxLatencyMs 0) and client 1 (maxLatencyMs 20) disagree on ahp-session:/fz-1-s1: .createdAt: 1 vs 2"
+    assert live_cause("INV-043", c, "x").id == live_cause("INV-042", stamp, "y").id == live_cause("INV-045", a, "z").id
