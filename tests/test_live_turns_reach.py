@@ -40,6 +40,10 @@ def test_a_host_whose_chat_is_its_session_says_why_no_turn_ran() -> None:
     assert "names the session channel itself" in turns
     assert "createChat is not offered (the agent announces no multipleChats)" in turns
     assert f"turns: {turns}" in notices
+    # each scenario that drew nothing names the precondition it lacked
+    scenarios = unrun["scenarios"]
+    assert scenarios["create-chat"].endswith("(the agent announces no multipleChats)"), scenarios
+    assert scenarios["turn"].endswith("(no chat channel)"), scenarios
 
 
 def test_a_host_with_chat_channels_runs_turns_and_says_nothing() -> None:

@@ -4,6 +4,7 @@ report.json (`liveNeverRan`) and said in one headline line."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from .config import LiveConfig
@@ -24,8 +25,10 @@ def never_ran(cfg: LiveConfig, rec: LiveRecorder) -> dict[str, Any]:
         elif not cfg.weights.get(name, 0):
             scenarios[name] = "weight 0"
         elif rec.empty.get(name):
-            scenarios[name] = (f"drawn {rec.empty[name]}×, never applicable to the run's state (no channel, "
-                               "client or turn it needs)")
+            known = rec.empty_why.get(name) or Counter()
+            why = [r for r, _ in sorted(known.items(), key=lambda kv: (-kv[1], kv[0]))]
+            scenarios[name] = (f"drawn {rec.empty[name]}×, never applicable to the run's state ("
+                               + ("; ".join(why) if why else "no channel, client or turn it needs") + ")")
         else:
             scenarios[name] = "never drawn"
     frames: dict[str, str] = {}

@@ -37,6 +37,7 @@ from .ops import (
     preflight_ops,
     session_ops,
     setup_ops,
+    why_empty,
     why_no_chat,
 )
 from .pool import ConnectionPool
@@ -100,6 +101,8 @@ class LiveRecorder:
     sent_classes: Counter[str] = field(default_factory=Counter)
     #: Scenarios drawn that had no op to give for the run's state -> how often.
     empty: Counter[str] = field(default_factory=Counter)
+    #: …and the precondition each lacked (`ops.why_empty`) -> how often.
+    empty_why: dict[str, Counter[str]] = field(default_factory=dict)
     #: The host can be restarted after a death (else a class that killed it is retired at once).
     can_restart: bool = True
     #: A snapshot of some run showed an accepted client action (`LiveObservation.applied_seen`).
@@ -236,6 +239,9 @@ class LiveExample:
             self.rec.scenarios[name] += 1
         else:
             self.rec.empty[name] += 1
+            why = why_empty(name, self.run)
+            if why is not None:
+                self.rec.empty_why.setdefault(name, Counter())[why] += 1
         self.do(ops)
 
     def teardown(self) -> None:

@@ -447,6 +447,22 @@ def race(data: Draws, run: LiveRun) -> list[Op]:
     return [{"op": "race", "ops": ops}] if len(ops) >= 2 else []
 
 
+def why_empty(name: str, run: LiveRun) -> str | None:
+    """The precondition scenario `name` found missing in `run` when it drew no op (None: none
+    known — it drew nothing for a reason of the moment, an active turn, say): report.json
+    `liveNeverRan` names it instead of "no channel, client or turn it needs"."""
+    caps = run.agent_caps()
+    if name in ("session-dirs", "chat-dirs") and "multipleWorkingDirectories" not in caps:
+        return "the agent announces no multipleWorkingDirectories"
+    if name == "create-chat" and "multipleChats" not in caps:
+        return "the agent announces no multipleChats"
+    if name in ("race", "attachments") and sum(1 for c in run.ready_clients() if c.modern) < (2 if name == "race" else 1):
+        return "no client negotiated 0.7.0 or later" if name == "attachments" else "fewer than two clients negotiated 0.7.0 or later"
+    if name in ("turn", "answer", "attachments", "cancel", "chat-dirs") and not run.channels("chat"):
+        return "no chat channel"
+    return None
+
+
 #: The scenarios that start a turn: a campaign in which none ran says why (`why_no_chat`).
 TURN_SCENARIOS = ("turn", "attachments")
 
