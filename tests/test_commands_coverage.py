@@ -44,6 +44,18 @@ def test_a_method_never_sent_is_named_with_why() -> None:
     assert cov["createTerminal"]["sent"] == 0 and "budget" in cov["createTerminal"]["notTried"]
 
 
+def test_what_the_bridge_answered_itself_is_not_counted_as_sent() -> None:
+    # issue 33, the ahpx mock: ~20 % of the examples per method were bodies the bridge refused
+    # (not JSON) or fenced — counted as sent and "lost", though the host never saw them
+    result = CommandRunResult(methods=("resourceWrite",), method_calls={"resourceWrite": 10},
+                              answers={"resourceWrite": {"error -32601": 5, "refused": 3, "fenced": 2}})
+    cov = result.coverage_json()["resourceWrite"]
+    assert cov == {"sent": 5, "results": 0, "errors": {"-32601": 5}, "unanswered": {},
+                   "notSent": {"fenced": 2, "refused": 3}}
+    page = render({"commandCoverage": result.coverage_json()}, Path("."))
+    assert "not sent, refused by the bridge: 3" in page
+
+
 def test_report_json_and_the_page_carry_the_coverage(spec_dir: Any, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     real = fuzz.run_commands  # one round, no time caps: bounded by what it draws, not by the clock

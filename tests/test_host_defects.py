@@ -489,6 +489,16 @@ async def turns_on_session_channel(url: str) -> bool:
         return not await _accepted(c, seq)
 
 
+async def chat_is_the_session(url: str) -> bool:
+    async with await _client(url) as c:
+        chat = await c.create_session(S, DIRS)
+        state = (await c.subscribe(S))["state"]
+        named = [e.get("resource") for e in state.get("chats") or []]
+        root = (await c.subscribe("ahp-root://"))["state"]
+        caps = root["agents"][0].get("capabilities") or {}
+        return chat == S and named == [S] and "multipleChats" not in caps
+
+
 # -- issue 33 (live hosts) — end --
 
 
@@ -533,6 +543,7 @@ PROBES: dict[str, Probe] = {
     "closes-on-unknown-channel": Probe(closes_on_unknown_channel),
     "title-in-summary": Probe(title_in_summary),
     "turns-on-session-channel": Probe(turns_on_session_channel),
+    "chat-is-the-session": Probe(chat_is_the_session),
 }
 
 

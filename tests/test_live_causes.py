@@ -185,3 +185,23 @@ def test_echo_checks_in_a_run_whose_host_echoes_under_another_origin_are_that_on
     # its own echo under its own origin: nothing misattributed
     a.dispatches[0].echoes.append(Envelope(5, "ahp-session:/s", action, {"clientId": "cl-0", "clientSeq": 1}))
     assert o.misattributed() is None
+
+
+def test_the_field_two_states_differ_at_is_part_of_the_cause() -> None:
+    # issue 33, the ahpx mock: a root count changed with no envelope and a timestamp made up per
+    # answer both read `.P: N vs N` by the message's shape; two behaviours, two causes
+    count = ("client 0: ahp-root:// folded from its snapshot and envelopes up to serverSeq 2 differs from a fresh "
+             "snapshot at .activeSessions: 6 vs 7")
+    stamp = ("client 0: ahp-session:/fz-289a2511-s1 folded from its snapshot and envelopes up to serverSeq 12 differs "
+             "from a fresh snapshot at .createdAt: 1796268251193 vs 1796268251194")
+    assert live_cause("INV-042", count, "x").id != live_cause("INV-042", stamp, "x").id
+    again = count.replace("6 vs 7", "2 vs 3").replace("serverSeq 2 ", "serverSeq 40 ")
+    assert live_cause("INV-042", count, "x").id == live_cause("INV-042", again, "y").id
+    a = "clients 2 and 3 disagree on ahp-session:/fz-32687c0b-s2 at quiescence: .createdAt: 1796268597391 vs 1796268597392"
+    b = "clients 0 and 1 disagree on ahp-session:/fz-00000000-s1 at quiescence: .title: 'x' vs 'y'"
+    assert live_cause("INV-045", a, "x").key == ("state-differs", ".createdAt")
+    assert live_cause("INV-045", a, "x").id != live_cause("INV-045", b, "x").id
+    # one field, whichever state check saw it first (the mock's createdAt: INV-042 in one seed,
+    # INV-043 in another)
+    c = "client 0 (maxLatencyMs 0) and client 1 (maxLatencyMs 20) disagree on ahp-session:/fz-1-s1: .createdAt: 1 vs 2"
+    assert live_cause("INV-043", c, "x").id == live_cause("INV-042", stamp, "y").id == live_cause("INV-045", a, "z").id

@@ -817,3 +817,18 @@ def test_a_server_only_action_echoed_with_another_clients_origin_is_still_accept
                     "refused" if rejected else None), other)
     found = check_live(o, only={"INV-053"})
     assert [v.invariant for v in found] == ([] if rejected else ["INV-053"])
+
+
+def test_an_unknown_channels_dispatch_echoed_with_another_clients_origin_is_still_echoed() -> None:
+    # issue 33: the ahpx mock echoes a dispatch to a channel that does not exist (MUST be ignored)
+    # but stamps the echo with the newest client's id: INV-044 saw it only when the dispatcher was
+    # that client (seed 1 of three)
+    c, other = client(0), client(1)
+    gone = "ahp-chat:/gone"
+    d = own(c, 1, gone, {"type": "chat/draftChanged"})
+    d.silent = True
+    o = obs(c, other)
+    assert check_live(o, only={"INV-044"}) == []
+    o.note_echo(env(3, gone, {"type": "chat/draftChanged"}, {"clientId": other.client_id, "clientSeq": 1}), other)
+    found = check_live(o, only={"INV-044"})
+    assert [v.invariant for v in found] == ["INV-044"] and "non-existent channel" in found[0].message

@@ -5,6 +5,7 @@ than the version it speaks. Runs bounded by chunks."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -99,3 +100,7 @@ def test_never_ran_says_why() -> None:
     line = headline(report)
     assert line is not None and "answer" in line and "null frame" in line
     assert "terminal" not in line and "race" not in line and "string frame" not in line
+    # the precondition a scenario lacked, where one is known (issue 33: the ahpx mock's race,
+    # session-dirs, create-chat said only "no channel, client or turn it needs")
+    rec.empty_why["answer"] = Counter({"no chat channel": 4})
+    assert never_ran(cfg, rec)["scenarios"]["answer"] == "drawn 4×, never applicable to the run's state (no chat channel)"

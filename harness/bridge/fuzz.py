@@ -122,19 +122,28 @@ class CommandRunResult:
     untried: dict[str, str] = field(default_factory=dict)
 
     def coverage_json(self) -> dict[str, dict[str, Any]]:
-        """Per method: examples sent and the answers seen (`commandCoverage`, docs/commands.md)."""
+        """Per method: examples sent to the host and the answers seen, and the examples the bridge
+        answered itself (`notSent`: `refused`, a body that is not JSON; `fenced`) —
+        `commandCoverage`, docs/commands.md."""
         out: dict[str, dict[str, Any]] = {}
         for method in sorted({*self.methods, *self.method_calls}):
             seen = self.answers.get(method, {})
             errors = {k.removeprefix("error "): n for k, n in sorted(seen.items()) if k.startswith("error ")}
-            entry: dict[str, Any] = {"sent": self.method_calls.get(method, 0), "results": seen.get("result", 0),
-                                     "errors": errors,
-                                     "unanswered": {k: n for k, n in sorted(seen.items())
-                                                    if k != "result" and not k.startswith("error ")}}
+            not_sent = {k: n for k, n in sorted(seen.items()) if k in NOT_SENT}
+            entry: dict[str, Any] = {"sent": self.method_calls.get(method, 0) - sum(not_sent.values()),
+                                     "results": seen.get("result", 0), "errors": errors,
+                                     "unanswered": {k: n for k, n in sorted(seen.items()) if k != "result"
+                                                    and not k.startswith("error ") and k not in NOT_SENT}}
+            if not_sent:
+                entry["notSent"] = not_sent
             if method in self.untried:
                 entry["notTried"] = self.untried[method]
             out[method] = entry
         return out
+
+
+#: What the bridge answered itself, never sent to the host (`coverage_json`'s `notSent`).
+NOT_SENT = ("fenced", "refused")
 
 
 def default_confinement_severity(target: str) -> str:
@@ -561,7 +570,7 @@ class CommandRun:
             ex = app.exchanges[n] if len(app.exchanges) > n else None
             holder["exchange"] = ex
             return ex.reply if ex is not None else Reply(error={"code": -32603, "message": "bridge: no exchange"},
-                                                         transport="lost")
+                                                         transport="refused")
 
         obs = session.observe(method, case.body, send, self.severity)
         if self.over() or obs.reply.transport == "budget":
@@ -571,11 +580,14 @@ class CommandRun:
         self.result.phase_calls[phase] = self.result.phase_calls.get(phase, 0) + 1
         self.result.method_calls[method] = self.result.method_calls.get(method, 0) + 1
         reply = obs.reply
-        answer = reply.transport or ("result" if reply.error is None else f"error {(reply.error or {}).get('code')}")
+        ex: Exchange | None = holder.get("exchange")
+        # what the bridge answered itself never reached the host: a body that is not JSON (no
+        # exchange), a call its fence stopped
+        answer = ("refused" if ex is None else "fenced" if ex.fenced is not None else reply.transport
+                  or ("result" if reply.error is None else f"error {(reply.error or {}).get('code')}"))
         seen = self.result.answers.setdefault(method, {})
         seen[answer] = seen.get(answer, 0) + 1
         response = holder["response"]
-        ex: Exchange | None = holder.get("exchange")
         if ex is None:
             return response
         self.scenario.append(ex)

@@ -113,8 +113,32 @@ def live_cause(invariant: str, message: str, trigger: str | None) -> Cause:
     cause = check_cause(invariant, normalise(message))
     if cause.transformation != "check":
         return cause
+    at = _STATE_AT.search(message) if invariant in STATE_COMPARISONS else None
+    if at is not None:  # which field the host's states differ at is what it did, whichever check saw it
+        field = f".{at.group('key')}"
+        return Cause(("state-differs", field),
+                     f"the host's state at {field} is not what its snapshots and envelopes say")
     return Cause(cause.key, f"{invariant}: {_SUMMARY_VARYING.sub(_placeholder, normalise(message))[:160]}")
 
+
+#: The checks that compare two states of one channel (a fold and a fresh snapshot, two clients'):
+#: a difference at one field is one cause whichever of them saw it first (the ahpx mock's made-up
+#: `createdAt` showed as INV-042 in one seed and as INV-043 in another).
+STATE_COMPARISONS: Final = frozenset({"INV-042", "INV-043", "INV-045"})
+
+
+#: Where a live state check's two states first differ (`… differs from a fresh snapshot at
+#: .activeSessions: 6 vs 7`, `clients 2 and 3 disagree on URI at quiescence: .createdAt: …`): the
+#: top-level field is the cause (a count the host changes silently and a timestamp it makes up per
+#: answer are two behaviours; the message shape alone has both as `.P: N vs N`).
+_STATE_AT: Final = re.compile(r"(?:differs from a fresh snapshot at|disagree on \S+?(?: at quiescence)?:) "
+                              r"\.(?P<key>[A-Za-z_$][\w$]*)")
+
+
+#: The host applies none of the client actions it accepted (INV-H07 in a campaign where no fresh
+#: snapshot ever showed one): one cause, whichever action types the run happened to send.
+UNAPPLIED_ANY: Final = Cause(("unapplied-accepted", "*"),
+                             "the host applies no client action it accepts (none shows in its snapshots)")
 
 #: The host echoes a client's action under another dispatch's origin: every echo check that
 #: pairs echoes with dispatches (INV-045, INV-047) then sees that one cause.

@@ -287,9 +287,14 @@ def create_session(host: Host, conn: Connection, params: Params) -> Any:
     book = host.sessions[uri]
     book.summary = host.session_summary(uri)
     host.notify_root("root/sessionAdded", {"summary": book.summary})
-    chat = f"ahp-chat:/{_session_id(uri)}.default"
-    _add_chat(host, uri, chat, None)
-    host.apply_server(uri, {"type": "session/defaultChatChanged", "defaultChat": chat})
+    if host.defects.has("chat-is-the-session"):  # issue 33: the session channel stands for its chat
+        entry = {"resource": uri, "title": "New Session", "status": 1, "modifiedAt": now}
+        host.apply_server(uri, {"type": "session/chatAdded", "summary": entry})
+        host.apply_server(uri, {"type": "session/defaultChatChanged", "defaultChat": uri})
+    else:
+        chat = f"ahp-chat:/{_session_id(uri)}.default"
+        _add_chat(host, uri, chat, None)
+        host.apply_server(uri, {"type": "session/defaultChatChanged", "defaultChat": chat})
     host.apply_server(uri, {"type": "session/ready"})
     return None
 

@@ -156,7 +156,7 @@ class Host:
     # -- root state -------------------------------------------------------------------------
 
     def agent_info(self) -> State:
-        caps: State = {"multipleChats": {}}
+        caps: State = {} if self.defects.has("chat-is-the-session") else {"multipleChats": {}}
         if self.config.multiple_working_directories:
             caps["multipleWorkingDirectories"] = (
                 {"immutablePrimary": True} if self.config.immutable_primary else {}

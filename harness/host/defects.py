@@ -297,6 +297,13 @@ DEFECTS: dict[str, Defect] = {
             "INV-H11",
             "0.4.0 and later: turns live on the chat channel; a valid chat/turnStarted is applied",
         ),
+        _d(
+            "chat-is-the-session",
+            "a session's one chat is the session itself: its catalog entry and defaultChat name the "
+            "session's URI (a session state, no chat channel), and the agent announces no multipleChats",
+            "INV-048",
+            "a chat is a channel of its own with a ChatState; a session's catalog names its chats",
+        ),
         # -- issue 33 (live hosts) — end --
         # -- command-level defects of the file surface (harness/host/resources.py) --
         _d(

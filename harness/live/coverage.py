@@ -4,16 +4,18 @@ report.json (`liveNeverRan`) and said in one headline line."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from .config import LiveConfig
 from .example import RETIRE_AFTER, LiveRecorder
-from .ops import FRAME_CLASSES, LATER_WEIGHTS, SCENARIOS
+from .ops import FRAME_CLASSES, LATER_WEIGHTS, SCENARIOS, TURN_SCENARIOS
 
 
 def never_ran(cfg: LiveConfig, rec: LiveRecorder) -> dict[str, Any]:
-    """`{"scenarios": {name: why}, "frameClasses": {class: why}, "newerTypesNotSent": {…}}` — only
-    what did not run (empty sections left out)."""
+    """`{"scenarios": {name: why}, "frameClasses": {class: why}, "newerTypesNotSent": {…},
+    "turns": "not reachable on this host (why)"}` — only what did not run (empty sections left
+    out; `turns` when no scenario that starts a turn ever ran and the runs had no chat channel)."""
     scenarios: dict[str, str] = {}
     for name in SCENARIOS:
         if rec.scenarios.get(name):
@@ -23,8 +25,10 @@ def never_ran(cfg: LiveConfig, rec: LiveRecorder) -> dict[str, Any]:
         elif not cfg.weights.get(name, 0):
             scenarios[name] = "weight 0"
         elif rec.empty.get(name):
-            scenarios[name] = (f"drawn {rec.empty[name]}×, never applicable to the run's state (no channel, "
-                               "client or turn it needs)")
+            known = rec.empty_why.get(name) or Counter()
+            why = [r for r, _ in sorted(known.items(), key=lambda kv: (-kv[1], kv[0]))]
+            scenarios[name] = (f"drawn {rec.empty[name]}×, never applicable to the run's state ("
+                               + ("; ".join(why) if why else "no channel, client or turn it needs") + ")")
         else:
             scenarios[name] = "never drawn"
     frames: dict[str, str] = {}
@@ -41,7 +45,16 @@ def never_ran(cfg: LiveConfig, rec: LiveRecorder) -> dict[str, Any]:
         out["frameClasses"] = frames
     if rec.newer:
         out["newerTypesNotSent"] = dict(sorted(rec.newer.items()))
+    if rec.no_chat and not any(rec.scenarios.get(name) for name in TURN_SCENARIOS):
+        out["turns"] = turns_unreachable(rec)
     return out
+
+
+def turns_unreachable(rec: LiveRecorder) -> str:
+    """Why no turn was ever started (issue 33): the reasons the runs without a chat channel gave,
+    the most frequent first."""
+    why = [r for r, _ in sorted(rec.no_chat.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return f"not reachable on this host ({'; '.join(why)})"
 
 
 def headline(report: dict[str, Any]) -> str | None:
@@ -58,3 +71,9 @@ def headline(report: dict[str, Any]) -> str | None:
     if newer:
         parts.append(f"{sum(newer.values())} dispatch(es) of types newer than their client's version not sent")
     return "never ran: " + "; ".join(parts) if parts else None
+
+
+def turns_headline(report: dict[str, Any]) -> str | None:
+    """`turns: not reachable on this host (why)`, when no turn could be started (None otherwise)."""
+    turns = report.get("turns")
+    return f"turns: {turns}" if isinstance(turns, str) else None

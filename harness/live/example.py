@@ -30,7 +30,16 @@ from .config import LiveConfig
 from .draws import Draws
 from .keeper import HostKeeper
 from .loop import EventLoopThread
-from .ops import FRAME_CLASSES, SCENARIOS, op_class, preflight_ops, session_ops, setup_ops
+from .ops import (
+    FRAME_CLASSES,
+    SCENARIOS,
+    op_class,
+    preflight_ops,
+    session_ops,
+    setup_ops,
+    why_empty,
+    why_no_chat,
+)
 from .pool import ConnectionPool
 from .run import LiveRun
 from .settle import SettlePolicy
@@ -92,8 +101,14 @@ class LiveRecorder:
     sent_classes: Counter[str] = field(default_factory=Counter)
     #: Scenarios drawn that had no op to give for the run's state -> how often.
     empty: Counter[str] = field(default_factory=Counter)
+    #: …and the precondition each lacked (`ops.why_empty`) -> how often.
+    empty_why: dict[str, Counter[str]] = field(default_factory=dict)
     #: The host can be restarted after a death (else a class that killed it is retired at once).
     can_restart: bool = True
+    #: A snapshot of some run showed an accepted client action (`LiveObservation.applied_seen`).
+    applied_seen: bool = False
+    #: Why a machine run had no chat channel to start a turn on (`ops.why_no_chat`) -> how many runs.
+    no_chat: Counter[str] = field(default_factory=Counter)
 
 
 #: Deaths on one frame class (or probe) before it is retired: it is retried once after the restart
@@ -138,6 +153,7 @@ class LiveExample:
         self.run.avoid = avoided(rec, cfg, control)
         self.run.obs.unoffered_answer = rec.unoffered_answer
         self.run.obs.negotiation_problem = rec.negotiation_problem
+        self.run.obs.applied_seen = rec.applied_seen
         self.failed = False
 
     def do(self, ops: list[dict[str, Any]]) -> None:
@@ -170,7 +186,8 @@ class LiveExample:
                 if older is not None:  # what the host's own version documents: a note (issue 33)
                     rec.on_known(profile_note(*older))
                     continue
-                cause = sign(v, self.run.trigger, self.run.closed, self.run.obs.misattributed)
+                cause = sign(v, self.run.trigger, self.run.closed, self.run.obs.misattributed,
+                             self.run.obs.applied_seen)
                 if cause.id in rec.suppressed:
                     if v.invariant == TARGET_DIED:  # dead again of a known cause: end the example
                         raise HostDown(self.run.host_dead or "")
@@ -222,6 +239,9 @@ class LiveExample:
             self.rec.scenarios[name] += 1
         else:
             self.rec.empty[name] += 1
+            why = why_empty(name, self.run)
+            if why is not None:
+                self.rec.empty_why.setdefault(name, Counter())[why] += 1
         self.do(ops)
 
     def teardown(self) -> None:
@@ -229,6 +249,8 @@ class LiveExample:
         if not self.failed and run.host_dead is None:  # a failing run's conversation ends at its finding
             with contextlib.suppress(Exception):
                 run.loop.run(dispose(run), run.op_timeout_s)
+        rec.no_chat.update(why_no_chat(run))
+        rec.applied_seen = rec.applied_seen or run.obs.applied_seen
         rec.settling.update(run.stats)
         rec.settling["frames"] += len(run.transcript.frames)
         for k, v in run.phase_s.items():

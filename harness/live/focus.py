@@ -62,6 +62,7 @@ FOCUS: Mapping[str, tuple[dict[str, int], bool]] = {
     "closes-on-unknown-channel": ({"unknown-channel": 5, "action": 5}, False),
     "title-in-summary": ({"action": 10}, False),
     "turns-on-session-channel": ({"turn": 10}, False),
+    "chat-is-the-session": ({"turn": 5, "action": 5}, False),
 }
 #: The defects of 1.0.0 behaviour: their focused runs speak 1.0.0 to the 1.0.0 host.
 V100: frozenset[str] = frozenset({"turn-error-not-durable", "turn-resume-unchecked", "read-status-not-mirrored",

@@ -47,7 +47,7 @@ from harness.invariants.registry import REGISTRY
 from harness.targets.live import embedded_for_profile, embedded_text, is_live_spec, parse_live_spec
 
 from .config import LIVE_LANES, LiveConfig
-from .coverage import headline, never_ran
+from .coverage import headline, never_ran, turns_headline
 from .draws import HypothesisDraws
 from .example import HostDown, LiveExample, LiveFindingFailure, LiveRecorder
 from .failure import LiveFailure
@@ -268,9 +268,9 @@ def run_live_campaign(cfg: LiveConfig, bus: EventBus) -> RunSummary:
     summary.elapsed_s = control.elapsed()
     summary.examples, summary.steps = rec.examples, rec.steps
     unrun = never_ran(cfg, rec)
-    said = headline(unrun)
-    if said is not None:
-        bus.emit(Notice(said, headline=True))
+    for said in (turns_headline(unrun), headline(unrun)):
+        if said is not None:
+            bus.emit(Notice(said, headline=True))
     bus.emit(RunFinished(summary.elapsed_s, summary.examples, summary.steps, summary.findings,
                          dict(summary.known_counts), {f"scenario {k}": {"sent": n, "changed": 0}
                                                       for k, n in sorted(rec.scenarios.items())},

@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.causes.live import frame_type
 from harness.reference import Profile
+from harness.spec.older import older_rules
 from harness.spec.versions import action_types, is_client_dispatchable, is_known_to, parse_version
 from strategies import attachments as gen_att
 from strategies import uris as gen_uris
@@ -444,6 +445,62 @@ def race(data: Draws, run: LiveRun) -> list[Op]:
         action = data.action(kind, state, types, ctx, "action")
         ops.append({"op": "dispatch", "client": c.view.index, "channel": ch, "action": action})
     return [{"op": "race", "ops": ops}] if len(ops) >= 2 else []
+
+
+def why_empty(name: str, run: LiveRun) -> str | None:
+    """The precondition scenario `name` found missing in `run` when it drew no op (None: none
+    known — it drew nothing for a reason of the moment, an active turn, say): report.json
+    `liveNeverRan` names it instead of "no channel, client or turn it needs"."""
+    caps = run.agent_caps()
+    if name in ("session-dirs", "chat-dirs") and "multipleWorkingDirectories" not in caps:
+        return "the agent announces no multipleWorkingDirectories"
+    if name == "create-chat" and "multipleChats" not in caps:
+        return "the agent announces no multipleChats"
+    if name in ("race", "attachments") and sum(1 for c in run.ready_clients() if c.modern) < (2 if name == "race" else 1):
+        return "no client negotiated 0.7.0 or later" if name == "attachments" else "fewer than two clients negotiated 0.7.0 or later"
+    if name in ("turn", "answer", "attachments", "cancel", "chat-dirs") and not run.channels("chat"):
+        return "no chat channel"
+    return None
+
+
+#: The scenarios that start a turn: a campaign in which none ran says why (`why_no_chat`).
+TURN_SCENARIOS = ("turn", "attachments")
+
+
+def why_no_chat(run: LiveRun) -> tuple[str, ...]:
+    """Why `run` has no chat channel to start a turn on, by each way a host offers one (issue 33:
+    a session's chat catalog — its default chat —, `createChat`, the session channel of a version
+    whose turns live there); empty when it has one, or when it never got as far as a session."""
+    if run.channels("chat"):
+        return ()
+    cmds = [cmd for c in run.clients.values() for cmd in c.view.commands]
+    why: list[str] = []
+    sessions = run.channels("session")
+    if not sessions:
+        errors = sorted({str(cmd.error.get("code")) for cmd in cmds
+                         if cmd.method == "createSession" and cmd.error is not None})
+        if not errors:
+            return ()  # no session asked for yet (an example that ended early): nothing to say
+        return (f"no session was created: createSession answered error {', '.join(errors)}",)
+    catalogs = [s.get("chats") for s in (run.state(u) for u in sessions) if isinstance(s, dict)]
+    named = [e.get("resource") for cat in catalogs if isinstance(cat, list) for e in cat if isinstance(e, dict)]
+    if any(isinstance(u, str) and u in sessions for u in named):
+        why.append("each session's chat catalog names the session channel itself as its chat (its snapshot is "
+                   "a session state: no chat state to start a turn on)")
+    elif not named:
+        why.append("the sessions' chat catalogs name no chat (no default chat)")
+    if "multipleChats" not in run.agent_caps():
+        why.append("createChat is not offered (the agent announces no multipleChats)")
+    else:
+        errors = sorted({str(cmd.error.get("code")) for cmd in cmds if cmd.method == "createChat" and cmd.error})
+        if errors:
+            why.append(f"createChat answered error {', '.join(errors)}")
+    for c in run.ready_clients():
+        for rule in older_rules(c.view.version):
+            if rule.name == "turns-on-the-session-channel":
+                why.append(f"the host speaks {c.view.version}, where {rule.says} (that turn family is not modelled)")
+                return tuple(why)
+    return tuple(why)
 
 
 # -- channels, reconnects, probes --------------------------------------------------------------

@@ -6,7 +6,8 @@ conversation (`LIVE_TRACE_FORMAT`, versioned): the run token, the clients, and e
 both directions in the order this process saw them. Replay needs only the ops: it re-runs them
 against a host with a fresh token (URIs and client ids are rewritten) and judges every op with the
 same live checks. The shrinker is ddmin over ops (the reducer-trace shrinker's step deletion),
-bounded in time; a candidate is kept when the same invariant still fires.
+bounded in time; a candidate is kept when the same invariant still fires with the same cause
+(what the host did, `signing.sign`), and so is a replay's reproduction.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.causes.live import live_witnesses
+from harness.causes.live import UNAPPLIED_ANY, live_witnesses
 from harness.causes.transformation import Cause, cause_json
 from harness.corpus.finding import Finding, TraceStep
 from harness.invariants.base import Violation
@@ -25,6 +26,7 @@ from harness.invariants.registry import REGISTRY
 
 from .loop import EventLoopThread
 from .run import LiveRun
+from .signing import sign
 
 LIVE_KIND = "live"
 LIVE_TRACE_FORMAT = "ahp-fuzz/live-trace"
@@ -123,13 +125,25 @@ def _replay_once(finding: Finding, url: str, loop: EventLoopThread | None, reque
         for i, op in enumerate(ops):
             found = run.apply(op)
             seen.extend(found)
-            hit = [v for v in found if v.invariant == finding.invariant]
+            hit = [v for v in found if v.invariant == finding.invariant and _same_cause(finding, v, run)]
             if hit:
                 return LiveReplayResult(True, i, hit[0].message, seen, run if keep_run else None)
         return LiveReplayResult(False, None, "", seen, run if keep_run else None)
     finally:
         if not keep_run:
             run.close()
+
+
+def _same_cause(finding: Finding, v: Violation, run: LiveRun) -> bool:
+    """`v` (seen on `run`'s last op) witnesses the finding's cause, signed as the campaign signs
+    (issue 33: a shrink that keeps only the invariant can trade the behaviour for another one of
+    the same check — the ahpx mock's INV-042 at `.activeSessions` shrunk into one at `.createdAt`,
+    under the first one's id). A finding without a cause: any violation of its invariant."""
+    cause = finding.cause
+    if not isinstance(cause, dict) or not isinstance(cause.get("id"), str):
+        return True
+    applied_seen = cause.get("key") != list(UNAPPLIED_ANY.key)
+    return sign(v, run.trigger, run.closed, run.obs.misattributed, applied_seen).id == cause["id"]
 
 
 class LiveShrinker:

@@ -13,7 +13,14 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from harness.causes.live import ECHO_CHECKS, MISATTRIBUTED, closed_cause, frame_trigger, live_cause
+from harness.causes.live import (
+    ECHO_CHECKS,
+    MISATTRIBUTED,
+    UNAPPLIED_ANY,
+    closed_cause,
+    frame_trigger,
+    live_cause,
+)
 from harness.causes.transformation import Cause
 from harness.invariants.base import Violation
 from harness.spec.older import OlderRule, older_rules
@@ -46,14 +53,18 @@ def op_trigger(op: dict[str, Any], kinds: dict[str, str]) -> str:
 
 
 def sign(v: Violation, trigger: str, closed: dict[int, str],
-         misattributed: Callable[[], str | None] | None = None) -> Cause:
+         misattributed: Callable[[], str | None] | None = None, applied_seen: bool = True) -> Cause:
     """The cause `v` (seen on the op `trigger` names) witnesses; `closed`: client index -> the
     trigger on which the host closed that client's connection earlier in the run;
     `misattributed` (asked only for an echo check): whether the host echoed an action under
-    another dispatch's origin in this run (`LiveObservation.misattributed`) — that one cause."""
+    another dispatch's origin in this run (`LiveObservation.misattributed`) — that one cause;
+    `applied_seen` False: no snapshot of the campaign has shown an accepted client action
+    (`LiveObservation.applied_seen`), so an action never applied is the host applying none."""
     own = live_cause(v.invariant, v.message, trigger)
     if own.transformation in ("connection-closed", "host-died"):
         return own
+    if own.key[0] == "unapplied-accepted" and not applied_seen:
+        return UNAPPLIED_ANY
     for m in _CLIENTS.finditer(v.message[:80]) if closed else ():
         for g in m.groups():
             if g is not None and int(g) in closed:

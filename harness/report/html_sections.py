@@ -246,7 +246,8 @@ def command_coverage_html(report: dict[str, Any]) -> str:
         if not isinstance(c, dict):
             continue
         errors = ", ".join(f"{esc(code)}: {n}" for code, n in (c.get("errors") or {}).items())
-        unanswered = ", ".join(f"{esc(k)}: {n}" for k, n in (c.get("unanswered") or {}).items())
+        unanswered = ", ".join([*(f"{esc(k)}: {n}" for k, n in (c.get("unanswered") or {}).items()),
+                                *(f"not sent, {esc(k)} by the bridge: {n}" for k, n in (c.get("notSent") or {}).items())])
         why = c.get("notTried")
         cls = ' class="zero"' if not c.get("sent") else ""
         rows.append(

@@ -310,6 +310,10 @@ class LiveObservation:
     unoffered_answer: str | None = None
     #: What was malformed in the host's answers to the negotiation before the run (INV-H10).
     negotiation_problem: str | None = None
+    #: A fresh snapshot showed an accepted client action that changes the state (INV-H07's check
+    #: sets it; carried across a campaign's runs): while False, the host applied none it accepted,
+    #: and INV-H07's findings are that one cause, not one per action type (issue 33).
+    applied_seen: bool = False
     #: The reference reducers, `reduce(version, kind, state, action) -> state` (a malformed action
     #: leaves the state unchanged): lets a check re-fold a client's view another way (INV-H07).
     reduce: Callable[[str, str, State, Any], State] | None = None

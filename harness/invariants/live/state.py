@@ -93,17 +93,14 @@ def _fold_steps(c: ClientView, ch: str, upto: int,
     return [(s, norm(st)) for s, st in c.history.get(ch, []) if isinstance(s, int) and s <= upto]
 
 
-def unapplied(obs: LiveObservation, c: ClientView, ch: str, upto: int, theirs: Any,
-              norm: Callable[[Any], Any] = lambda s: s) -> list[Envelope]:
-    """The accepted client actions a host never applied (else []): the client's snapshot of `ch`
-    folded with every non-rejected envelope up to `upto` — its own and the accepted echoes any
-    other connection of the run received (a host may echo to the wrong connection) — *except* the
-    client-originated ones equals the host's snapshot `theirs`, while the full fold does not.
-    Those echoes that changed the full fold are returned (the reference model says they change
-    the state)."""
+def _folds(obs: LiveObservation, c: ClientView, ch: str, upto: int) -> tuple[Any, Any, list[Envelope]] | None:
+    """The client's snapshot of `ch` folded with every non-rejected envelope up to `upto` — its
+    own and the accepted echoes any other connection of the run received (a host may echo to the
+    wrong connection) —, the same fold *without* the client-originated ones, and those of them
+    that changed the full fold (None: nothing to fold)."""
     h = c.history.get(ch) or []
     if obs.reduce is None or not h or not isinstance(h[0][0], int):
-        return []
+        return None
     base_seq, base = h[0]
     merged = {e.seq: e for e in obs.echoes.get(ch, {}).values()  # live ones: a replay's may predate the run
               if not e.replayed and base_seq < e.seq <= upto}  # type: ignore[operator]
@@ -112,20 +109,45 @@ def unapplied(obs: LiveObservation, c: ClientView, ch: str, upto: int, theirs: A
                    and not isinstance(e.seq, bool) and base_seq < e.seq <= upto})
     kind, version = obs.kinds.get(ch, ""), c.version or ""
     full = without = base
-    skipped: list[Envelope] = []
+    changed: list[Envelope] = []
     for seq in sorted(merged):
         e = merged[seq]
         after = obs.reduce(version, kind, full, e.action)
         if isinstance(e.origin, dict):
             if state_difference(full, after) is not None:
-                skipped.append(e)
+                changed.append(e)
         else:
             without = obs.reduce(version, kind, without, e.action)
         full = after
+    return full, without, changed
+
+
+def unapplied(obs: LiveObservation, c: ClientView, ch: str, upto: int, theirs: Any,
+              norm: Callable[[Any], Any] = lambda s: s) -> list[Envelope]:
+    """The accepted client actions a host never applied (else []): the fold of `_folds` without
+    the client-originated envelopes equals the host's snapshot `theirs`, while the full fold does
+    not. Those echoes that changed the full fold are returned (the reference model says they
+    change the state)."""
+    folds = _folds(obs, c, ch, upto)
+    if folds is None:
+        return []
+    full, without, skipped = folds
     if (not skipped or state_difference(norm(without), theirs) is not None
             or state_difference(norm(full), theirs) is None):
         return []
     return skipped
+
+
+def _applied(obs: LiveObservation, c: ClientView, ch: str, upto: int, theirs: Any,
+             norm: Callable[[Any], Any]) -> bool:
+    """The host applied an accepted client action: its snapshot `theirs` equals `_folds`' full
+    fold and not the fold without the client-originated envelopes."""
+    folds = _folds(obs, c, ch, upto)
+    if folds is None:
+        return False
+    full, without, changed = folds
+    return (bool(changed) and state_difference(norm(full), theirs) is None
+            and state_difference(norm(without), theirs) is not None)
 
 
 def _foreign_echoes(obs: LiveObservation, c: ClientView, ch: str, upto: int) -> bool:
@@ -177,6 +199,8 @@ def accepted_applied(obs: LiveObservation) -> Iterator[str]:
                 continue  # an own dispatch never echoed anywhere: INV-045's finding
             if (state_difference(norm(mine), norm(snap.state)) is None
                     and not _foreign_echoes(obs, c, ch, snap.from_seq)):
+                if not obs.applied_seen:
+                    obs.applied_seen = _applied(obs, c, ch, snap.from_seq, norm(snap.state), norm)
                 continue
             never = unapplied(obs, c, ch, snap.from_seq, norm(snap.state), norm)
             if never:
