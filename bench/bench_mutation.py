@@ -529,6 +529,30 @@ def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
     return out
 
 
+def out_of_profile(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
+    """mutant id (or module) -> `onlyFrom`: the judged entries whose code only a profile from
+    that version on runs (a 1.0.0 action type, …). No lane of these benches (0.6.0–0.8.0) can
+    tell them apart, so they leave the denominator like equivalent ones — but they are not
+    equivalent, and are counted and listed apart (verdict `out-of-profile`)."""
+    if not path.is_file():
+        return {}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        str(e.get("mutant") or e.get("module")): str(e["onlyFrom"])
+        for e in doc.get("equivalent", []) if isinstance(e, dict) and e.get("onlyFrom")
+    }
+
+
+def verdict_unkilled(mutant: str, judged: dict[str, str], later: dict[str, str]) -> tuple[str, str | None]:
+    """The verdict of a mutant the fuzzer did not kill: survived, equivalent or out-of-profile."""
+    module = mutant.split(":", 1)[0]
+    reason = judged.get(mutant) or judged.get(module)
+    if reason is None:
+        return "survived", None
+    since = later.get(mutant) or later.get(module)
+    return ("out-of-profile", f"only from {since}: {reason}") if since else ("equivalent", reason)
+
+
 def equivalence_of(m: Mutant, judged: dict[str, str]) -> str | None:
     """The recorded reason `m` is equivalent: its own entry, or its module's."""
     return judged.get(m.id) or judged.get(m.module)
@@ -563,6 +587,7 @@ def measure(
     """`plain`: the versions the served mutant announces, for a plain `ahp-fuzz run` per mutant
     (None: the bench's own engine run, `fuzz_one`)."""
     reach = module_kinds() if focus == "module" and plain is None else {}
+    later = out_of_profile()
     with tempfile.TemporaryDirectory(prefix="ahp-mutation-") as tmp:
         spaces = [Workspace(Path(tmp) / f"w{i}") for i in range(jobs)]
         if plain is not None:  # the control gets the mutants' whole budget: a plain run is not stopped early
@@ -594,10 +619,9 @@ def measure(
                 out = Outcome(m.id, "error", message=got["error"], fixtures_kill=fx, diff=diff)
             elif got.get("found"):
                 out = Outcome(m.id, "killed", got["detect_s"], got["invariant"], got["message"], fx, diff=diff)
-            elif equivalence_of(m, equivalent):
-                out = Outcome(m.id, "equivalent", fixtures_kill=fx, reason=equivalence_of(m, equivalent), diff=diff)
             else:
-                out = Outcome(m.id, "survived", fixtures_kill=fx, diff=diff)
+                verdict, reason = verdict_unkilled(m.id, equivalent, later)
+                out = Outcome(m.id, verdict, fixtures_kill=fx, reason=reason, diff=diff)
             out.extra["kinds"] = list(kinds) or "all"
             if plain is not None:
                 out.extra["plain"] = {k: v for k, v in got.items() if k not in ("found", "message", "error")}
@@ -633,6 +657,7 @@ def summarize(results: list[Outcome]) -> dict[str, Any]:
     return {
         "mutants": len(results),
         "equivalent": sum(r.verdict == "equivalent" for r in results),
+        "outOfProfile": sum(r.verdict == "out-of-profile" for r in results),
         "errors": sum(r.verdict == "error" for r in results),
         "nonEquivalent": len(judged),
         "fuzzerKilled": len(killed),
@@ -651,7 +676,8 @@ def render(results: list[Outcome], s: dict[str, Any], command: str) -> str:
     lines = [
         f"Command: `{command}`",
         "",
-        f"- mutants measured: {s['mutants']} ({s['equivalent']} equivalent, {s['errors']} errors)",
+        f"- mutants measured: {s['mutants']} ({s['equivalent']} equivalent, "
+        f"{s.get('outOfProfile', 0)} out of the run's profiles, {s['errors']} errors)",
         f"- fuzzer killed {s['fuzzerKilled']} of {s['nonEquivalent']} non-equivalent ({pct}); "
         f"fixtures alone killed {s['fixturesKilled']}; either {s['eitherKilled']} "
         f"(fuzzer only {s['fuzzerOnly']}, fixtures only {s['fixturesOnly']})",
@@ -691,15 +717,14 @@ def rejudge(path: Path) -> int:
     doc = json.loads(path.read_text(encoding="utf-8"))
     if doc.get("format") != RESULT_FORMAT or doc.get("formatVersion") != 1:
         raise SystemExit(f"{path}: not an {RESULT_FORMAT} v1 file")
-    judged = load_equivalent()
+    judged, later = load_equivalent(), out_of_profile()
     results = [Outcome(**r) for r in doc["results"]]
     for r in results:
-        module = r.mutant.split(":", 1)[0]
-        reason = judged.get(r.mutant) or judged.get(module)
+        verdict, reason = verdict_unkilled(r.mutant, judged, later)
         if r.verdict == "survived" and reason:
-            r.verdict, r.reason = "equivalent", reason
+            r.verdict, r.reason = verdict, reason
             if isinstance(r.extra.get("baseline"), dict) and r.extra["baseline"].get("verdict") == "survived":
-                r.extra["baseline"]["verdict"] = "equivalent"
+                r.extra["baseline"]["verdict"] = verdict
     s = summarize(results)
     if any("baseline" in r.extra for r in results):
         s["baseline"] = summarize([_as_baseline(r) for r in results])

@@ -101,3 +101,15 @@ def test_plain_scope_leaves_out_what_a_0x_run_cannot_tell(bench: ModuleType) -> 
     # judged equivalent as a whole (bench/mutation_equivalent.json), and reached only by 1.x kinds
     assert {"profile_rule.py", "collections.py", "automation.py", "automation_run.py", "canvas.py"} <= set(left)
     assert {"tool_calls.py", "session.py", "status.py", "codec.py"} <= {s.module for s in kept}
+
+
+def test_a_judged_1x_only_mutant_is_out_of_profile_not_equivalent(bench: ModuleType) -> None:
+    judged = {"chat_flags.py:28:X:0": "a 1.0.0 action", "profile.py:9:Y:0": "label only"}
+    later = {"chat_flags.py:28:X:0": "1.0.0"}
+    assert bench.verdict_unkilled("chat_flags.py:28:X:0", judged, later) == (
+        "out-of-profile", "only from 1.0.0: a 1.0.0 action")
+    assert bench.verdict_unkilled("profile.py:9:Y:0", judged, later) == ("equivalent", "label only")
+    assert bench.verdict_unkilled("turns.py:1:Z:0", judged, later) == ("survived", None)
+    s = bench.summarize([bench.Outcome("a", "out-of-profile"), bench.Outcome("b", "killed"),
+                         bench.Outcome("c", "survived")])
+    assert s["outOfProfile"] == 1 and s["nonEquivalent"] == 2 and s["fuzzerScore"] == 0.5
