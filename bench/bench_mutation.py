@@ -3,6 +3,7 @@
     python bench/bench_mutation.py [--sample N | --all] [--seed S] [--budget 30s] [--jobs 2]
                                    [--spec DIR] [--no-fixtures] [--out FILE]
     python bench/bench_mutation.py --list [--sample N] [--seed S]     # enumeration only
+    python bench/bench_mutation.py --plain [--announce 0.7.0,0.8.0] --sample N --seed S --budget 60s
 
 What it does (docs: bench/README.md):
 
@@ -22,6 +23,11 @@ What it does (docs: bench/README.md):
 4. **Fixtures**: the spec directory's conformance fixtures are run against the same served
    mutant (`ahp-fuzz conformance --target …`); a mutant that fails a fixture is killed by the
    fixtures alone. This separates what the fuzzer adds from what the upstream fixtures give.
+   With `--plain` the fuzz step is instead literally `ahp-fuzz run --target adapter:<served
+   mutant> --seed S --budget B` in a subprocess (every kind, the run's own lanes: the profile
+   the spec folder chooses plus those the served adapter announces with `--announce-versions`),
+   run to its budget; its exit code decides (1 = killed, 0 = survived: a `known` issue is not a
+   kill) and report.json gives the first finding and its time to exposure.
 5. **Judge** survivors: a survivor listed in `bench/mutation_equivalent.json` (judged by hand
    after reading the mutant: a one-line reason each) is *equivalent* — no input can tell it
    from the original — and leaves the denominator. Every other survivor is listed with its diff.
@@ -194,6 +200,26 @@ def choose_mutants(sites: list[Site], *, sample: int | None, seed: int) -> tuple
     return sorted(chosen, key=lambda m: (m.module, m.line, m.operator, m.occurrence)), incompetent
 
 
+def plain_scope(sites: list[Site]) -> tuple[list[Site], dict[str, int]]:
+    """The sites a plain run of a 0.x target can tell apart: left out (and counted, per module)
+    are the modules bench/mutation_equivalent.json judges equivalent as a whole, and those only
+    kinds from 0.9.0 on reach (automation, automationRun, canvas: a 0.7.0/0.8.0 run has none)."""
+    from harness.spec.versions import kinds_of
+
+    whole = {k for k in load_equivalent() if k.endswith(".py") and ":" not in k}
+    run_kinds = set(kinds_of("0.8.0"))
+    reach = module_kinds()
+    out_of_run = {m for m, ks in reach.items() if ks and not set(ks) & run_kinds}
+    kept: list[Site] = []
+    left: dict[str, int] = {}
+    for site in sites:
+        if site.module in whole or site.module in out_of_run:
+            left[site.module] = left.get(site.module, 0) + 1
+        else:
+            kept.append(site)
+    return kept, left
+
+
 # --- which state kinds reach a module -----------------------------------------------------------
 
 
@@ -272,7 +298,7 @@ class Workspace:
     def restore(self, mutant: Mutant) -> None:
         shutil.copyfile(TARGET_DIR / mutant.module, self.root / "harness" / "reference" / mutant.module)
 
-    def adapter_spec(self) -> str:
+    def adapter_spec(self, announce: tuple[str, ...] = ()) -> str:
         argv = [
             "/usr/bin/env",
             f"PYTHONPATH={self.pythonpath}",
@@ -282,6 +308,8 @@ class Workspace:
             "-m",
             "harness.targets.reference_adapter",
         ]
+        if announce:
+            argv += ["--announce-versions", ",".join(announce)]
         return "adapter:" + shlex.join(argv)
 
 
@@ -419,6 +447,60 @@ def _run_fuzz_subprocess(
         return {"error": f"fuzz worker printed no result: {proc.stdout[-300:]} {proc.stderr[-300:]}"}
 
 
+#: What the served mutant announces in `--plain` mode (`reference_adapter --announce-versions`):
+#: the versions whose lanes a run against the reference model itself exercises (engine/arms.py
+#: RUN_PROFILES: the spec folder's profile, 0.7.0-main for a 0.7.0 folder, plus 0.7.0 and 0.8.0).
+PLAIN_ANNOUNCE: tuple[str, ...] = ("0.7.0", "0.8.0")
+
+
+def plain_command(spec: str, budget_s: float, seed: int, out_dir: str) -> list[str]:
+    """`ahp-fuzz run --target <spec> --seed S --budget B` — nothing else that changes what is
+    fuzzed (`--out`, `--json`, `--quiet` only say where and how the result is written)."""
+    return [
+        sys.executable, "-m", "harness.cli", "run", "--target", spec, "--seed", str(seed),
+        "--budget", f"{budget_s:g}s", "--out", out_dir, "--json", "--quiet",
+    ]
+
+
+def plain_run(spec: str, budget_s: float, seed: int) -> dict[str, Any]:
+    """A plain `ahp-fuzz run` of the served target, to its budget. Exit 1 = killed (the first
+    finding by time to exposure), 0 = clean (known upstream issues do not count), else error."""
+    with tempfile.TemporaryDirectory(prefix="ahp-plain-") as tmp:
+        out_dir = str(Path(tmp) / "run")
+        cmd = plain_command(spec, budget_s, seed, out_dir)
+        started = time.monotonic()
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=budget_s + 240, cwd=ROOT, check=False,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        )
+        wall = round(time.monotonic() - started, 1)
+        try:
+            report = json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            report = {}
+    base = {"exit": proc.returncode, "steps": report.get("steps"), "wall_s": wall,
+            "known": len(report.get("known") or {})}
+    if proc.returncode == 0:
+        return {**base, "found": False}
+    if proc.returncode != 1:
+        return {**base, "error": f"ahp-fuzz run exited {proc.returncode}: {proc.stderr.strip()[-600:]}"}
+    findings = [f for f in report.get("findings") or [] if isinstance(f, dict)]
+    if not findings:
+        return {**base, "error": "ahp-fuzz run exited 1 but report.json lists no finding"}
+
+    def exposed(f: dict[str, Any]) -> float:
+        e = f.get("exposure") or {}
+        return float(e.get("seconds")) if isinstance(e.get("seconds"), int | float) else float("inf")
+
+    first = min(findings, key=exposed)
+    t = exposed(first)
+    return {
+        **base, "found": True, "detect_s": None if t == float("inf") else round(t, 2),
+        "invariant": first.get("invariant"), "message": str(first.get("message", ""))[:300],
+        "findings": len(findings), "invariants": sorted({str(f.get("invariant")) for f in findings}),
+    }
+
+
 def fixtures_kill(spec: str, spec_dir: str) -> bool | None:
     """Whether the spec's conformance fixtures fail on the served target (None: could not tell)."""
     cmd = [sys.executable, "-m", "harness.cli", "conformance", "--spec", spec_dir, "--target", spec, "--json"]
@@ -445,6 +527,30 @@ def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
             raise SystemExit(f"{path}: each entry needs a mutant id (or a module) and a reason: {entry!r}")
         out[key] = str(entry["reason"])
     return out
+
+
+def out_of_profile(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
+    """mutant id (or module) -> `onlyFrom`: the judged entries whose code only a profile from
+    that version on runs (a 1.0.0 action type, …). No lane of these benches (0.6.0–0.8.0) can
+    tell them apart, so they leave the denominator like equivalent ones — but they are not
+    equivalent, and are counted and listed apart (verdict `out-of-profile`)."""
+    if not path.is_file():
+        return {}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        str(e.get("mutant") or e.get("module")): str(e["onlyFrom"])
+        for e in doc.get("equivalent", []) if isinstance(e, dict) and e.get("onlyFrom")
+    }
+
+
+def verdict_unkilled(mutant: str, judged: dict[str, str], later: dict[str, str]) -> tuple[str, str | None]:
+    """The verdict of a mutant the fuzzer did not kill: survived, equivalent or out-of-profile."""
+    module = mutant.split(":", 1)[0]
+    reason = judged.get(mutant) or judged.get(module)
+    if reason is None:
+        return "survived", None
+    since = later.get(mutant) or later.get(module)
+    return ("out-of-profile", f"only from {since}: {reason}") if since else ("equivalent", reason)
 
 
 def equivalence_of(m: Mutant, judged: dict[str, str]) -> str | None:
@@ -476,14 +582,22 @@ def _baseline_of(
 def measure(
     chosen: list[Mutant], *, budget_s: float, seed: int, jobs: int, spec_dir: str | None,
     equivalent: dict[str, str], progress: bool = True, baseline: bool = False,
-    focus: str = "module",
+    focus: str = "module", plain: tuple[str, ...] | None = None,
 ) -> list[Outcome]:
-    reach = module_kinds() if focus == "module" else {}
+    """`plain`: the versions the served mutant announces, for a plain `ahp-fuzz run` per mutant
+    (None: the bench's own engine run, `fuzz_one`)."""
+    reach = module_kinds() if focus == "module" and plain is None else {}
+    later = out_of_profile()
     with tempfile.TemporaryDirectory(prefix="ahp-mutation-") as tmp:
         spaces = [Workspace(Path(tmp) / f"w{i}") for i in range(jobs)]
-        control = _run_fuzz_subprocess(spaces[0].adapter_spec(), min(budget_s, 20.0), seed)
+        if plain is not None:  # the control gets the mutants' whole budget: a plain run is not stopped early
+            control = plain_run(spaces[0].adapter_spec(plain), budget_s, seed)
+        else:
+            control = _run_fuzz_subprocess(spaces[0].adapter_spec(), min(budget_s, 20.0), seed)
         if control.get("error") or control.get("found"):
             raise SystemExit(f"control run of the unmutated package is not clean: {control}")
+        if progress:
+            print(f"  control clean: {control}", file=sys.stderr, flush=True)
         free = list(spaces)
         results: list[Outcome] = []
 
@@ -492,8 +606,11 @@ def measure(
             kinds = reach.get(m.module, ())
             try:
                 diff = ws.apply(m)
-                spec = ws.adapter_spec()
-                got = _run_fuzz_subprocess(spec, budget_s, seed, kinds=kinds)
+                spec = ws.adapter_spec(plain or ())
+                if plain is not None:
+                    got = plain_run(spec, budget_s, seed)
+                else:
+                    got = _run_fuzz_subprocess(spec, budget_s, seed, kinds=kinds)
                 fx = fixtures_kill(spec, spec_dir) if spec_dir else None
             finally:
                 ws.restore(m)
@@ -502,11 +619,12 @@ def measure(
                 out = Outcome(m.id, "error", message=got["error"], fixtures_kill=fx, diff=diff)
             elif got.get("found"):
                 out = Outcome(m.id, "killed", got["detect_s"], got["invariant"], got["message"], fx, diff=diff)
-            elif equivalence_of(m, equivalent):
-                out = Outcome(m.id, "equivalent", fixtures_kill=fx, reason=equivalence_of(m, equivalent), diff=diff)
             else:
-                out = Outcome(m.id, "survived", fixtures_kill=fx, diff=diff)
+                verdict, reason = verdict_unkilled(m.id, equivalent, later)
+                out = Outcome(m.id, verdict, fixtures_kill=fx, reason=reason, diff=diff)
             out.extra["kinds"] = list(kinds) or "all"
+            if plain is not None:
+                out.extra["plain"] = {k: v for k, v in got.items() if k not in ("found", "message", "error")}
             if baseline:
                 out.extra["baseline"] = _baseline_of(
                     out, m, ws_pool=free, budget_s=budget_s, seed=seed, kinds=kinds
@@ -539,6 +657,7 @@ def summarize(results: list[Outcome]) -> dict[str, Any]:
     return {
         "mutants": len(results),
         "equivalent": sum(r.verdict == "equivalent" for r in results),
+        "outOfProfile": sum(r.verdict == "out-of-profile" for r in results),
         "errors": sum(r.verdict == "error" for r in results),
         "nonEquivalent": len(judged),
         "fuzzerKilled": len(killed),
@@ -557,7 +676,8 @@ def render(results: list[Outcome], s: dict[str, Any], command: str) -> str:
     lines = [
         f"Command: `{command}`",
         "",
-        f"- mutants measured: {s['mutants']} ({s['equivalent']} equivalent, {s['errors']} errors)",
+        f"- mutants measured: {s['mutants']} ({s['equivalent']} equivalent, "
+        f"{s.get('outOfProfile', 0)} out of the run's profiles, {s['errors']} errors)",
         f"- fuzzer killed {s['fuzzerKilled']} of {s['nonEquivalent']} non-equivalent ({pct}); "
         f"fixtures alone killed {s['fixturesKilled']}; either {s['eitherKilled']} "
         f"(fuzzer only {s['fuzzerOnly']}, fixtures only {s['fixturesOnly']})",
@@ -597,15 +717,14 @@ def rejudge(path: Path) -> int:
     doc = json.loads(path.read_text(encoding="utf-8"))
     if doc.get("format") != RESULT_FORMAT or doc.get("formatVersion") != 1:
         raise SystemExit(f"{path}: not an {RESULT_FORMAT} v1 file")
-    judged = load_equivalent()
+    judged, later = load_equivalent(), out_of_profile()
     results = [Outcome(**r) for r in doc["results"]]
     for r in results:
-        module = r.mutant.split(":", 1)[0]
-        reason = judged.get(r.mutant) or judged.get(module)
+        verdict, reason = verdict_unkilled(r.mutant, judged, later)
         if r.verdict == "survived" and reason:
-            r.verdict, r.reason = "equivalent", reason
+            r.verdict, r.reason = verdict, reason
             if isinstance(r.extra.get("baseline"), dict) and r.extra["baseline"].get("verdict") == "survived":
-                r.extra["baseline"]["verdict"] = "equivalent"
+                r.extra["baseline"]["verdict"] = verdict
     s = summarize(results)
     if any("baseline" in r.extra for r in results):
         s["baseline"] = summarize([_as_baseline(r) for r in results])
@@ -649,6 +768,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--focus", choices=("module", "all"), default="module",
                    help="state kinds fuzzed per mutant: the kinds whose reducers reach the mutated "
                    "module (default), or all seven as a plain run")
+    p.add_argument("--plain", action="store_true",
+                   help="fuzz each mutant with a plain `ahp-fuzz run --target adapter:<served mutant> --seed S "
+                   "--budget B` (its exit code decides) instead of the bench's engine run; the draw leaves out "
+                   "the modules judged equivalent as a whole and those only 1.x kinds reach (counted)")
+    p.add_argument("--announce", default=",".join(PLAIN_ANNOUNCE), metavar="V,V",
+                   help="--plain: the versions the served mutant announces (`--announce-versions`; "
+                   f"default {','.join(PLAIN_ANNOUNCE)}; empty: its one profile)")
     args = p.parse_args(argv)
     try:
         budget = _duration(args.budget)
@@ -667,6 +793,7 @@ def main(argv: list[str] | None = None) -> int:
     if spec_dir is not None and not Path(spec_dir).is_dir():
         p.error(f"--spec: not a directory: {spec_dir}")
     sites, in_annotations = enumerate_sites()
+    left_out: dict[str, int] = {}
     if args.mutants:
         wanted = [x.strip() for x in args.mutants.split(",") if x.strip()]
         by_id = {}
@@ -680,10 +807,14 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--mutants: no compiling mutant with id {', '.join(missing)}")
         chosen, incompetent = [by_id[w] for w in wanted], 0
     else:
+        if args.plain:
+            sites, left_out = plain_scope(sites)
         chosen, incompetent = choose_mutants(
             sites, sample=None if args.all else args.sample, seed=args.seed
         )
     pool = {"sites": len(sites), "inAnnotations": in_annotations, "incompetentSeen": incompetent}
+    if not args.mutants and left_out:
+        pool["leftOutOfDraw"] = left_out
     if args.list:
         print(json.dumps({**pool, "chosen": [asdict(m) | {"id": m.id} for m in chosen]}, indent=1))
         return 0
@@ -692,16 +823,24 @@ def main(argv: list[str] | None = None) -> int:
           f"measuring {len(chosen)} compiling mutants ({incompetent} sites on the way did not "
           f"compile), {budget:g} s each, {args.jobs} in parallel", file=sys.stderr)
     t0 = time.monotonic()
+    plain = tuple(v for v in args.announce.split(",") if v) if args.plain else None
     results = measure(chosen, budget_s=budget, seed=args.seed, jobs=args.jobs, spec_dir=spec_dir,
-                      equivalent=equivalent, baseline=args.baseline, focus=args.focus)
+                      equivalent=equivalent, baseline=args.baseline, focus=args.focus, plain=plain)
     s = summarize(results)
     if args.baseline:
         s["baseline"] = summarize([_as_baseline(r) for r in results])
     command = "python bench/bench_mutation.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    extra: dict[str, Any] = {}
+    if plain is not None:
+        extra["plainRun"] = {
+            "fuzzCommand": shlex.join(plain_command("adapter:<served mutant>", budget, args.seed, "<tmp>")),
+            "servedWith": ["--announce-versions", ",".join(plain)] if plain else [],
+            "specDir": os.environ.get("AHP_SPEC_DIR"),
+        }
     out.write_text(json.dumps({
-        "format": RESULT_FORMAT, "formatVersion": 1, "command": command,
+        "format": RESULT_FORMAT, "formatVersion": 1, "command": command, **extra,
         "pool": pool, "summary": s,
         "wallSeconds": round(time.monotonic() - t0, 1), "results": [asdict(r) for r in results],
     }, indent=1) + "\n", encoding="utf-8")

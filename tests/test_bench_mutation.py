@@ -78,3 +78,38 @@ def test_the_mutant_is_served_from_the_copy(bench: ModuleType, tmp_path: Path) -
 def test_the_equivalence_file_loads(bench: ModuleType) -> None:
     judged = bench.load_equivalent()
     assert all(isinstance(k, str) and v for k, v in judged.items())
+
+
+def test_plain_mode_runs_the_cli_as_a_user_would(bench: ModuleType, tmp_path: Path) -> None:
+    """`--plain`: the fuzz step is `ahp-fuzz run --target … --seed … --budget …` and nothing that
+    changes what is fuzzed; the served copy announces the versions it is fuzzed in."""
+    cmd = bench.plain_command("adapter:x", 60.0, 7, "/tmp/o")
+    assert cmd[1:5] == ["-m", "harness.cli", "run", "--target"]
+    options = {a for a in cmd if a.startswith("--")}
+    assert options == {"--target", "--seed", "--budget", "--out", "--json", "--quiet"}
+    assert cmd[cmd.index("--budget") + 1] == "60s" and cmd[cmd.index("--seed") + 1] == "7"
+    ws = bench.Workspace(tmp_path / "w")
+    argv = shlex.split(ws.adapter_spec(("0.7.0", "0.8.0")).removeprefix("adapter:"))
+    assert argv[-2:] == ["--announce-versions", "0.7.0,0.8.0"]
+    assert "--announce-versions" not in ws.adapter_spec()
+
+
+def test_plain_scope_leaves_out_what_a_0x_run_cannot_tell(bench: ModuleType) -> None:
+    sites, _ = bench.enumerate_sites()
+    kept, left = bench.plain_scope(sites)
+    assert len(kept) + sum(left.values()) == len(sites)
+    # judged equivalent as a whole (bench/mutation_equivalent.json), and reached only by 1.x kinds
+    assert {"profile_rule.py", "collections.py", "automation.py", "automation_run.py", "canvas.py"} <= set(left)
+    assert {"tool_calls.py", "session.py", "status.py", "codec.py"} <= {s.module for s in kept}
+
+
+def test_a_judged_1x_only_mutant_is_out_of_profile_not_equivalent(bench: ModuleType) -> None:
+    judged = {"chat_flags.py:28:X:0": "a 1.0.0 action", "profile.py:9:Y:0": "label only"}
+    later = {"chat_flags.py:28:X:0": "1.0.0"}
+    assert bench.verdict_unkilled("chat_flags.py:28:X:0", judged, later) == (
+        "out-of-profile", "only from 1.0.0: a 1.0.0 action")
+    assert bench.verdict_unkilled("profile.py:9:Y:0", judged, later) == ("equivalent", "label only")
+    assert bench.verdict_unkilled("turns.py:1:Z:0", judged, later) == ("survived", None)
+    s = bench.summarize([bench.Outcome("a", "out-of-profile"), bench.Outcome("b", "killed"),
+                         bench.Outcome("c", "survived")])
+    assert s["outOfProfile"] == 1 and s["nonEquivalent"] == 2 and s["fuzzerScore"] == 0.5

@@ -27,11 +27,11 @@ P = Profile.named("0.7.0")
 
 
 def _run(seed: int, *, kinds: tuple[str, ...] = ("chat", "session"), target: Any = None,
-         schema: Any = None, hook: Any = None, chunks: int = 2, **kw: Any) -> Any:
+         schema: Any = None, hook: Any = None, chunks: int = 2, profiles: Any = (P,), **kw: Any) -> Any:
     config = RunConfig(
         target=target or ReferenceTarget(P), target_spec="reference", target_is_model=target is None,
         profile=P, seed=seed, budget_s=None, max_chunks=chunks, chunk_examples=6, kinds=kinds,
-        heartbeat_s=0, lane="fast", schema=schema, step_hook=hook, profiles=(P,), **kw,
+        heartbeat_s=0, lane="fast", schema=schema, step_hook=hook, profiles=profiles, **kw,
     )
     return run_campaign(config, EventBus())
 
@@ -560,3 +560,33 @@ def test_a_run_report_names_the_types_with_no_state_effect(tmp_path: Path) -> No
     report = json.loads((out / "report.json").read_text())
     assert "terminal/input" in report["coverage"] and report["noStateEffect"] == ["terminal/input"]
     assert report["coverage"]["terminal/input"]["changed"] == 0
+
+
+def test_a_lane_of_another_version_is_not_judged_by_the_folders_schema() -> None:
+    # The spec folder's action schema describes the run's profile (0.7.0 here); a 0.8.0 lane's
+    # `customizationToggled {id, enablement[]}` lacks 0.7.0's required `enabled`. Judged by that
+    # schema every one was a probe and never compared with the model (issue 32: a mutant of the
+    # 0.8.0 enablement rule survived every plain run with a 0.7.0 folder).
+    problem = _schema()
+    p08 = Profile.named("0.8.0")
+    judged: list[Any] = []
+
+    def hook(kind: str, before: Any, action: Any, after: Any, malformed: bool) -> None:
+        if not malformed and action.get("type") == "session/customizationToggled" and "enablement" in action:
+            judged.append(action)
+
+    _run(2, kinds=("session",), schema=problem, hook=hook, chunks=40, profiles=(P, p08))
+    assert judged, "no 0.8.0 customizationToggled reached the valid lane"
+    assert problem(judged[0]) is not None  # the 0.7.0 schema would have made it a probe
+
+
+def test_lane_schema_keeps_the_folder_schema_for_the_runs_version_only() -> None:
+    from harness.engine.arms import lane_schema
+
+    def problem(action: Any) -> str | None:
+        return None
+
+    p08, main = Profile.named("0.8.0"), Profile.named("0.7.0-main")
+    assert lane_schema(problem, P, P) is problem and lane_schema(problem, main, P) is problem
+    assert lane_schema(problem, p08, P) is None and lane_schema(problem, P, p08) is None
+    assert lane_schema(None, P, P) is None

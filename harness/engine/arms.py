@@ -47,6 +47,15 @@ class Lane:
 Arm = tuple[str, int]  # (kind or GROUP, lane index)
 
 
+def lane_schema(schema: Any, lane: Profile, run: Profile) -> Any:
+    """The spec folder's action schema for a lane: the folder describes the run's profile's
+    version (the profile rule chose it from that folder), so a lane of another version is judged
+    by the model's own per-version payload rules instead, as a run without a spec folder is. A
+    0.7.0 schema would make every 0.8.0-only payload shape (`session/customizationToggled
+    {id, enablement[]}` lacks the 0.7.0 `enabled`) schema-invalid: sent as a probe, never judged."""
+    return schema if lane.version == run.version else None
+
+
 def lanes_for(
     target: Target,
     *,

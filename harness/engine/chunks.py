@@ -27,12 +27,13 @@ from harness.corpus.finding import Finding
 from harness.engine.replay import replay
 from harness.errors import RunStopped
 from harness.invariants.registry import REGISTRY
+from harness.reference import Profile
 from harness.spec.specdir import SpecDir, SpecDirError
 from harness.spec.verdict import KEY as VERDICT_KEY
 from harness.spec.verdict import VerdictSwitches, spec_version
 from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
-from .arms import Bandit
+from .arms import Bandit, lane_schema
 from .control import RunControl
 from .events import Event, FindingFound, Notice, Progress, Shrinking
 from .machine import FindingFailure, Recorder
@@ -211,12 +212,13 @@ def _confirm(
     emit(Shrinking(found.invariant, found.kind, len(found.steps)))
     time_left = control.time_left()
     lane_target = failure.trace.target or config.target  # the profile lane that found it
+    schema = lane_schema(config.schema, Profile.named(found.profile), config.profile)
     shrinker = TraceShrinker(
         lane_target,
         target_is_model=config.target_is_model,
         budget_s=config.shrink_budget_s if time_left is None else min(config.shrink_budget_s, time_left),
         should_stop=control.should_stop,
-        schema=config.schema,
+        schema=schema,
         baseline=config.baseline,
     )
     finding = shrinker.shrink(found)  # the candidates keep found.cause (engine/replay.py)
@@ -232,7 +234,7 @@ def _confirm(
         try:
             confirmed = replay(
                 finding, lane_target, target_is_model=config.target_is_model,
-                schema=config.schema, baseline=config.baseline,
+                schema=schema, baseline=config.baseline,
             )
             reproduced = confirmed.reproduced
             if confirmed.cause is not None and finding.cause is not None:
@@ -267,6 +269,7 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int, record
         n = recorder.causes[failure.cause.id] + 1 if recorder is not None else 1
         if n > 1:
             cause["instance"] = n
+    lane = Profile.named(trace.profile) if trace.profile else None
     return Finding(
         invariant=v.invariant,
         severity=v.severity,
@@ -282,14 +285,16 @@ def _finding_from(failure: FindingFailure, config: RunConfig, chunk: int, record
         observed=failure.result.observed if failure.result.observed is not None else failure.result.error,
         known_issue=inv.known_issue if inv else None,
         seed=config.seed,
-        extra={"chunk": chunk, "lane": config.lane, **trace.extra, VERDICT_KEY: _switches(config).to_json(),
+        extra={"chunk": chunk, "lane": config.lane, **trace.extra, VERDICT_KEY: _switches(config, lane).to_json(),
                **({"baseline": config.baseline.provenance()} if config.baseline is not None else {})},
         cause=cause,
     )
 
 
-def _switches(config: RunConfig) -> VerdictSwitches:
-    """What a finding's verdict depends on besides its trace (replay uses exactly this)."""
+def _switches(config: RunConfig, lane: Profile | None = None) -> VerdictSwitches:
+    """What a finding's verdict depends on besides its trace (replay uses exactly this). A
+    finding of a lane of another version than the run's was judged without the folder's
+    action schema (`arms.lane_schema`): its payload switch is off."""
     if config.verdict is not None:
         return config.verdict
     try:
@@ -299,5 +304,5 @@ def _switches(config: RunConfig) -> VerdictSwitches:
     published = spec_version(spec) if spec is not None and spec.schema_path("state").is_file() else None
     # A payload schema of unknown version is recorded as off: every valid-lane step of the trace
     # passed it, so a replay without it classifies the steps the same way.
-    payload = published if config.schema is not None else None
+    payload = published if lane_schema(config.schema, lane or config.profile, config.profile) is not None else None
     return VerdictSwitches(payload, published)

@@ -45,7 +45,7 @@ from harness.reference import NO_STATE_EFFECT, MalformedAction, Model
 from harness.targets.base import TargetSetupError
 
 from . import generation
-from .arms import GROUP, Arm, Bandit, Lane, arms_for, lanes_for
+from .arms import GROUP, Arm, Bandit, Lane, arms_for, lane_schema, lanes_for
 from .chunks import (
     _SessionFailed,
     chunk_seed,
@@ -845,7 +845,7 @@ def run_fast(
     schema = _VerdictCache(config.schema) if config.schema is not None else None
     lanes = lanes_for(
         guarded, target_is_model=config.target_is_model, profile=config.profile, profiles=config.profiles,
-        make_model=lambda p: Model(p, check_payloads=True, schema=schema),
+        make_model=lambda p: Model(p, check_payloads=True, schema=lane_schema(schema, p, config.profile)),
     )
     bandit = Bandit(arms_for(kinds, lanes))
     failures: list[FindingFailure] = []

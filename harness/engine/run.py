@@ -47,7 +47,7 @@ from harness.reference import NO_STATE_EFFECT, Model, Profile
 from harness.spec.versions import KINDS, kinds_of
 from harness.targets.base import Target, TargetSetupError
 
-from .arms import Bandit, arms_for, lanes_for
+from .arms import Bandit, arms_for, lane_schema, lanes_for
 from .chunks import (
     _GuardedTarget,
     _SessionFailed,
@@ -186,7 +186,8 @@ def _campaign_loop(
     lanes = lanes_for(
         guarded, target_is_model=config.target_is_model, profile=config.profile,
         profiles=config.profiles,
-        make_model=lambda p: model if p == model.profile else Model(p, check_payloads=True, schema=config.schema),
+        make_model=lambda p: model if p == model.profile else Model(
+            p, check_payloads=True, schema=lane_schema(config.schema, p, config.profile)),
     )
     bandit = Bandit(arms_for(kinds, lanes))  # time goes where new coverage still comes from
     # Rationed probes (a target other than the model): each check earns one run per
