@@ -142,6 +142,19 @@ def test_tool_call_actions_target_the_status_they_need() -> None:
     assert on_target / applicable >= 0.6, on_target / applicable
 
 
+def test_a_ready_for_a_client_owned_call_often_names_another_contributor() -> None:
+    # REDUCERS.md §7b.2: a client-owned call keeps its owner when a toolCallReady names another
+    # one; independent optional draws sent that case once in ~16 readies (a mutant survived a
+    # 60 s plain run for want of it, bench/results/mutation.md)
+    owner = {"kind": "client", "clientId": "client-1"}
+    call = {"toolCallId": "tc1", "toolName": "bash", "displayName": "Run", "status": "streaming", "contributor": owner}
+    state = _with_parts(st.just([{"kind": "toolCall", "toolCall": call}]))
+    readies = state.flatmap(lambda s: actions_for("chat", s, types=["chat/toolCallReady"]))
+    drawn = [r for r in _collect(readies, 80) if r.get("toolCallId") == "tc1"]
+    other = [a for a in drawn if a.get("contributor") not in (None, owner)]
+    assert len(drawn) >= 40 and len(other) >= len(drawn) / 3, (len(other), len(drawn))
+
+
 def test_profile_gates_action_types() -> None:
     session = {
         "provider": "p",

@@ -175,7 +175,8 @@ def _tool_action(
                 fields = act(type_, turnId=_turn_id(c, ctx), toolCallId=st.just(tid))
                 if extra is not None:
                     fields |= extra(c, tid)
-                return obj(fields, {"_meta": meta(), **(optional or {})})
+                rest = {k: v for k, v in (optional or {}).items() if k not in fields}  # extra decides those
+                return obj(fields, {"_meta": meta(), **rest})
 
             return _call_id(c, targets, ctx).flatmap(one)
 
@@ -185,7 +186,14 @@ def _tool_action(
 
 
 def _ready_extra(c: ChatView, tid: str) -> dict[str, st.SearchStrategy[Any]]:
-    return {"invocationMessage": msg.string_or_markdown()}
+    out: dict[str, st.SearchStrategy[Any]] = {"invocationMessage": msg.string_or_markdown()}
+    owner = (c.call(tid) or {}).get("contributor")
+    if isinstance(owner, dict) and owner.get("kind") == "client":
+        # A client-owned call keeps its owner (REDUCERS.md §7b.2): a ready naming another
+        # contributor is the branch worth sending, not 1 in 16 of independent optional draws
+        # (issue 32's mutation sample: a survivor for want of it).
+        out["contributor"] = st.one_of(msg.contributors(), st.just(owner))
+    return out
 
 
 _READY_OPTIONAL: dict[str, st.SearchStrategy[Any]] = {
