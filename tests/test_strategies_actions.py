@@ -155,6 +155,19 @@ def test_a_ready_for_a_client_owned_call_often_names_another_contributor() -> No
     assert len(drawn) >= 40 and len(other) >= len(drawn) / 3, (len(other), len(drawn))
 
 
+def test_a_delta_now_and_then_names_a_part_of_another_kind() -> None:
+    # the reducers append only to a part of the action's own kind (REDUCERS.md §5.3): a delta
+    # naming a tool call's id is the kind check's no-op (a mutant of that check survived a 60 s
+    # plain run for want of it, bench/results/mutation.md)
+    parts = [{"kind": "markdown", "id": "p1", "content": "hi"},
+             {"kind": "toolCall", "toolCall": {"toolCallId": "tc1", "toolName": "bash", "displayName": "Run",
+                                               "status": "streaming"}}]
+    state = _with_parts(st.just(parts))
+    drawn = _collect(state.flatmap(lambda s: actions_for("chat", s, types=["chat/delta"])), 120)
+    named = [d.get("partId") for d in drawn]
+    assert named.count("tc1") >= 3 and named.count("p1") > len(named) / 2, named
+
+
 def test_profile_gates_action_types() -> None:
     session = {
         "provider": "p",

@@ -335,11 +335,16 @@ def _stream(type_: str, attr: str) -> Builder:
                 first.setdefault(ident, p.get("kind", ""))
         live = [i for i in part_ids if first.get(i) == kind]
         shadowed = [i for i in part_ids if first.get(i) != kind]
+        # the identifier of a part of another kind (a tool call's, a reasoning part's for a delta):
+        # the reducer's kind check is what such an action meets (a no-op)
+        foreign = [i for i, k in first.items() if k != kind and i not in shadowed]
 
         def make() -> st.SearchStrategy[Json]:
             part_id = id_from(live or part_ids, PART_IDS, stale=ctx.stale)
             if live and shadowed:
                 part_id = weighted([(0.85, part_id), (0.15, st.sampled_from(shadowed))])
+            if foreign:
+                part_id = weighted([(0.88, part_id), (0.12, st.sampled_from(foreign))])
             return obj(
                 act(
                     type_,
