@@ -527,13 +527,13 @@ def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare() -> No
     lane.rec = SimpleNamespace(changed=worn)
     channels = [(SimpleNamespace(kind="chat", reference=chat), None)]
     here = SimpleNamespace(profile=profile)
-    hunted = lane._hunt(fast.ArmPool(), here, channels, 0)  # type: ignore[arg-type]
+    hunted = lane._hunt(here, channels, 0)  # type: ignore[arg-type]
     assert hunted is not None and hunted["type"] == "chat/queuedMessagesReordered"
     worn["chat/queuedMessagesReordered"] = fast.RARE_FRESH  # effective often enough now
-    assert lane._hunt(fast.ArmPool(), here, channels, 0) is None  # type: ignore[arg-type]
+    assert lane._hunt(here, channels, 0) is None  # type: ignore[arg-type]
     worn["chat/queuedMessagesReordered"] = 0  # never effective: drawn at most RARE_FRESH_CAP times
     lane.stats.fresh_draws["chat/queuedMessagesReordered"] = fast.RARE_FRESH_CAP
-    assert lane._hunt(fast.ArmPool(), here, channels, 0) is None  # type: ignore[arg-type]
+    assert lane._hunt(here, channels, 0) is None  # type: ignore[arg-type]
 
 
 def test_types_with_no_state_effect_are_named_and_never_hunted() -> None:

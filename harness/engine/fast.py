@@ -42,6 +42,7 @@ from harness.causes import StepView
 from harness.corpus.finding import TraceStep
 from harness.invariants._json import COPY_STATS
 from harness.reference import NO_STATE_EFFECT, MalformedAction, Model
+from harness.reference.status import IS_ARCHIVED, IS_READ
 from harness.targets.base import TargetSetupError
 
 from . import generation
@@ -123,7 +124,7 @@ HIGH_BITS: Final = (1 << 31, 1 << 31, 1 << 30, 1 << 29)
 #: state with one flipped stays valid. A fill draws only a few initial states per arm, and a
 #: behaviour that needs a flag (`chat/turnStarted` clears IsRead) is unreachable when none of
 #: them has it (0.7.0 has no chat action that sets IsRead): a mutated trace flips one now and then.
-FLAG_BITS: Final = (32, 64)
+FLAG_BITS: Final = (IS_READ, IS_ARCHIVED)
 #: Chance that a mutated trace starts from a state whose bitsets got a high bit (`Mutator.edge_state`):
 #: a status with bit 31 set comes from the initial state alone (no valid action writes one into a
 #: chat or a session), and a drawn state has it in about one draw in six.
@@ -617,24 +618,43 @@ class FastLane:
         if sent is not None and mutated:
             self._add(pool, sent)
 
+    @staticmethod
+    def _offers(lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> list[tuple[str, float, Any]]:
+        """The strategies' typed offers for channel `ch` in its current state (a group's chat
+        sees its session's directories)."""
+        stepper = channels[ch][0]
+        kind = stepper.kind
+        dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
+        return generation.type_offers(kind, stepper.reference, lane.profile, dirs)
+
+    def _rare_here(self, t: str, w: float) -> bool:
+        """Type `t`, offered with weight `w`, applies here and is still rare in this run: fewer
+        than `RARE_FRESH` effective sends, fewer than `RARE_FRESH_CAP` fresh draws, and a state
+        effect to have at all."""
+        return (w >= APPLIES and self.rec.changed[t] < RARE_FRESH and self.stats.fresh_draws[t] < RARE_FRESH_CAP
+                and t not in NO_STATE_EFFECT)
+
+    def _draw_fresh(self, t: str, make: Any) -> Any | None:
+        """One payload of type `t` drawn for the state at hand (counted against `RARE_FRESH_CAP`)."""
+        self.stats.fresh_draws[t] += 1
+        drawn = fill(make(), 1, self.rng.getrandbits(64))
+        if not drawn:
+            return None
+        self.mutator.learn(drawn[0])
+        return drawn[0]
+
     def _pick(self, pool: ArmPool, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> tuple[Any, bool]:
         """An action for channel `ch` in its current state: the type weighted as the
         strategies weight it (`HOT` when the state holds what the guard needs), the payload
         from the type's pool, or drawn for this state (then True) when the type is rare here
         (`RARE_FRESH`) or the pool has none."""
-        stepper = channels[ch][0]
-        kind, state = stepper.kind, stepper.reference
-        dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
-        offers = generation.type_offers(kind, state, lane.profile, dirs)
+        offers = self._offers(lane, channels, ch)
         t, w, make = self.rng.choices(offers, weights=reach_weights(offers, self.rec.changed))[0]
         slot = pool.by_type.setdefault(t, [])
-        if (w >= APPLIES and self.rec.changed[t] < RARE_FRESH and self.stats.fresh_draws[t] < RARE_FRESH_CAP
-                and t not in NO_STATE_EFFECT):
-            self.stats.fresh_draws[t] += 1
-            drawn = fill(make(), 1, self.rng.getrandbits(64))
-            if drawn:
-                self.mutator.learn(drawn[0])
-                return drawn[0], True
+        if self._rare_here(t, w):
+            fresh = self._draw_fresh(t, make)
+            if fresh is not None:
+                return fresh, True
         if not slot or self.rng.random() < TYPE_REFRESH:
             drawn = fill(make(), TYPE_FILL, self.rng.getrandbits(64))
             self.stats.type_fills += 1
@@ -648,25 +668,15 @@ class FastLane:
                 return drawn[0], True
         return self.rng.choice(slot)[1], False
 
-    def _hunt(self, pool: ArmPool, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> Any | None:
+    def _hunt(self, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> Any | None:
         """A type that applies to channel `ch`'s current state and is still rare in this run
         (`HUNT`), drawn for that state; None when there is none."""
-        changed, drawn_so_far = self.rec.changed, self.stats.fresh_draws
-        stepper = channels[ch][0]
-        kind, state = stepper.kind, stepper.reference
-        dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
-        rare = [(t, make) for t, w, make in generation.type_offers(kind, state, lane.profile, dirs)
-                if w >= APPLIES and changed[t] < RARE_FRESH and drawn_so_far[t] < RARE_FRESH_CAP
-                and t not in NO_STATE_EFFECT]
+        rare = [(t, make) for t, w, make in self._offers(lane, channels, ch) if self._rare_here(t, w)]
         if not rare:
             return None
         t, make = self.rng.choice(rare)
-        drawn_so_far[t] += 1
         self.stats.hunted += 1
-        out = fill(make(), 1, self.rng.getrandbits(64))
-        if out:
-            self.mutator.learn(out[0])
-        return out[0] if out else None
+        return self._draw_fresh(t, make)
 
     def _valid(self, model: Model, kind: str, action: Any) -> bool:
         """Schema-valid for the valid lane? Cached by the action's identity (pooled actions
@@ -725,7 +735,7 @@ class FastLane:
                 k = stepper.kind
                 fresh = False
                 if not probe and rng.random() < HUNT:
-                    hunted = self._hunt(pool, lane, channels, ch)
+                    hunted = self._hunt(lane, channels, ch)
                     if hunted is not None:  # sent first; the step it met comes next
                         i -= 1
                         action, fresh = hunted, True
