@@ -25,8 +25,7 @@ def never_ran(cfg: LiveConfig, rec: LiveRecorder) -> dict[str, Any]:
         elif not cfg.weights.get(name, 0):
             scenarios[name] = "weight 0"
         elif rec.empty.get(name):
-            known = rec.empty_why.get(name) or Counter()
-            why = [r for r, _ in sorted(known.items(), key=lambda kv: (-kv[1], kv[0]))]
+            why = _most_frequent_first(rec.empty_why.get(name) or Counter())
             scenarios[name] = (f"drawn {rec.empty[name]}×, never applicable to the run's state ("
                                + ("; ".join(why) if why else "no channel, client or turn it needs") + ")")
         else:
@@ -53,8 +52,12 @@ def never_ran(cfg: LiveConfig, rec: LiveRecorder) -> dict[str, Any]:
 def turns_unreachable(rec: LiveRecorder) -> str:
     """Why no turn was ever started (issue 33): the reasons the runs without a chat channel gave,
     the most frequent first."""
-    why = [r for r, _ in sorted(rec.no_chat.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return f"not reachable on this host ({'; '.join(why)})"
+    return f"not reachable on this host ({'; '.join(_most_frequent_first(rec.no_chat))})"
+
+
+def _most_frequent_first(reasons: Counter[str]) -> list[str]:
+    """The reasons, the most frequent first (ties alphabetically: the same text in every run)."""
+    return [r for r, _ in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def headline(report: dict[str, Any]) -> str | None:
