@@ -504,7 +504,7 @@ def test_a_target_that_stops_answering_a_kind_loses_the_kind_after_a_few_hangs()
     assert classes.hopeless() == ["chat"]
 
 
-def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare() -> None:
+def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare(monkeypatch: pytest.MonkeyPatch) -> None:
     # issue 32, reach: a state that enables a rare type (two queued messages: a reorder) is used
     # when a step meets it — the type drawn for that very state — until the type has changed a
     # state RARE_FRESH times, or was drawn RARE_FRESH_CAP times without that (a no-op type)
@@ -524,7 +524,7 @@ def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare() -> No
     lane = fast.FastLane.__new__(fast.FastLane)
     lane.rng, lane.stats = random.Random(1), fast.FastStats()
     lane.mutator = fast.Mutator(lane.rng, lane.stats)
-    lane.rec = SimpleNamespace(changed=worn)
+    lane.rec, lane.offered = SimpleNamespace(changed=worn), {}
     channels = [(SimpleNamespace(kind="chat", reference=chat), None)]
     here = SimpleNamespace(profile=profile)
     hunted = lane._hunt(here, channels, 0)  # type: ignore[arg-type]
@@ -534,6 +534,16 @@ def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare() -> No
     worn["chat/queuedMessagesReordered"] = 0  # never effective: drawn at most RARE_FRESH_CAP times
     lane.stats.fresh_draws["chat/queuedMessagesReordered"] = fast.RARE_FRESH_CAP
     assert lane._hunt(here, channels, 0) is None  # type: ignore[arg-type]
+    # once no type of the kind is rare, a hunt does not even ask which apply (a quarter of all steps)
+    for t in lane.offered[("chat", profile.label)]:
+        worn[t] = fast.RARE_FRESH
+    asked: list[str] = []
+    real = generation.type_offers
+    monkeypatch.setattr(generation, "type_offers", lambda *a, **k: asked.append("asked") or real(*a, **k))
+    assert lane._hunt(here, channels, 0) is None and asked == []  # type: ignore[arg-type]
+    worn["chat/turnsLoaded"] = 0  # one rare again: asked
+    lane._hunt(here, channels, 0)  # type: ignore[arg-type]
+    assert asked == ["asked"]
 
 
 def test_types_with_no_state_effect_are_named_and_never_hunted() -> None:
