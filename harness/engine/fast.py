@@ -60,6 +60,7 @@ from .chunks import (
 )
 from .config import RunConfig, RunSummary
 from .control import RunControl
+from .effects import effect
 from .events import Notice
 from .machine import FindingFailure, Recorder, Trace, group_trace, judge_step
 from .pools import Deferred
@@ -70,6 +71,9 @@ from .stepper import TARGET_TIMEOUT, Stepper
 FILL_TRACES: Final = 2
 SEED_STEPS: Final = 20
 FIRST_FILL_TRACES: Final = 1  # an arm's first fill: small, so that every arm starts soon
+#: The fills that keep Hypothesis' first, simplest value (`fill`): a value like any other, not
+#: the first of every fill.
+SIMPLEST_SHARE: Final = 0.125
 #: Executions of an arm between two fills (so ~1 in this many traces costs Hypothesis draws).
 REFILL_EVERY: Final = 64
 ADVERSARIAL_FILL: Final = 12
@@ -81,6 +85,7 @@ CORPUS_CAP: Final = 32
 TYPE_POOL_CAP: Final = 16
 FIELD_MUTATION: Final = 0.2  # chance that a step's action gets one field mutation
 RETARGET: Final = 0.3  # chance that a step's id fields are set to ids of the current state
+URI_RETARGET: Final = 0.5  # …and, per URI field, that it names a member of the state's URI sets
 #: A step chosen at run time (`PICK`): its type by the strategies' applicability weights for the
 #: current state, its payload from the type's pool (ids retargeted); a type with no pooled
 #: action yet, and now and then any type, gets a few drawn by Hypothesis for this very state.
@@ -105,6 +110,16 @@ RARE_FRESH_CAP: Final = 48
 #: (`type_offers`, ~0.1 ms) and, when one of them is still rare (`RARE_FRESH`), sends it first,
 #: drawn for that state: a running MCP call gets its auth request, two queued messages a reorder.
 HUNT: Final = 0.25
+#: Reach by behaviour, not only by type (`engine/effects.py`): on this share of the steps (inside
+#: `HUNT`'s, when no type is rare) the lane looks ahead. It takes up to `EFFECT_CANDIDATES` pooled
+#: payloads of types that apply here (half of one type, half one each of others), retargeted to
+#: this state, runs each through the model
+#: (a pure reduce, ~50 µs) and sends the one whose effect — the reducer branch seen from outside:
+#: the list shrank instead of changing in place, the queue key went, a call's `running` became
+#: `cancelled` — this run has seen least, if it has seen it fewer than `EFFECT_RARE` times.
+EFFECT_HUNT: Final = 0.1
+EFFECT_CANDIDATES: Final = 8
+EFFECT_RARE: Final = 8
 #: Integer edges, where typed code breaks (AFL's and libFuzzer's "interesting values"): int32 and
 #: uint32 limits and their neighbours, the I-JSON limit ±(2⁵³−1) and one past it (a probe: no
 #: implementation must accept it), −1, 0, 1.
@@ -171,6 +186,8 @@ class FastStats:
     type_fills: int = 0
     fresh_draws: Counter[str] = field(default_factory=Counter)  # per type: payloads drawn for a state (RARE_FRESH)
     hunted: int = 0  # rare types sent where they applied (HUNT)
+    effect_hunted: int = 0  # payloads sent for a rarely seen effect (EFFECT_HUNT)
+    distinct_effects: int = 0  # (type, effect) pairs the valid steps had
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -178,15 +195,24 @@ class FastStats:
             "fieldMutations": dict(sorted(self.field_mutations.items())),
             "mutatedActionsProbed": self.probes_from_mutation, "corpusAdditions": self.corpus_additions,
             "typeFills": self.type_fills, "freshDraws": sum(self.fresh_draws.values()),
-            "hunted": self.hunted,
+            "hunted": self.hunted, "effectHunted": self.effect_hunted, "distinctEffects": self.distinct_effects,
         }
 
 
 def fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> list[Any]:
-    """`n` values of `strategy`, drawn by Hypothesis under `fill_seed` (deterministic)."""
+    """`n` values of `strategy`, drawn by Hypothesis under `fill_seed` (deterministic).
+
+    Hypothesis tries the simplest value first, whatever the seed (every integer 0, every
+    `one_of` its first branch, every list empty): the same value in every fill. Drawn as the
+    first of one or two, it was every payload drawn for a state (`_draw_fresh`) and every
+    arm's first seed trace, so a branch behind a second choice was never drawn fresh (the
+    earlier-entry `workingDirectoryReplaced`, a queued `pendingMessageSet`: issue 32). Its
+    second value leans the other way (a two-branch `one_of`: the second branch in 60 seeds of
+    60). Both are dropped, but in a `SIMPLEST_SHARE` of the fills (by the fill's seed); a
+    strategy with fewer values (Hypothesis stops when it has seen them all) gives what it has."""
     out: list[Any] = []
 
-    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+    @settings(max_examples=n + 2, database=None, deadline=None, phases=[Phase.generate],
               verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck))
     @seed(fill_seed)
     @given(strategy)
@@ -195,7 +221,9 @@ def fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> list[Any]:
 
     with generation.pinned_constants():
         collect()
-    return out[:n]
+    if random.Random(fill_seed).random() < SIMPLEST_SHARE:
+        return out[:n]
+    return (out[2:] or out[1:] or out)[:n]
 
 
 def _deferred_fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> Deferred:
@@ -235,6 +263,18 @@ def seed_traces(draw: st.DrawFn, kind: str, lane: Lane, steps: int = SEED_STEPS,
         states[ch] = _fold(model, k, states[ch], action, 1_000 + 1_000 * i)
         out.append((ch, action, False))
     return Entry(channels, out, uri)
+
+
+def uri_members(state: Any) -> list[str]:
+    """The URIs a state holds as members of a set: every top-level list of strings with a `:` in
+    each (a session's or a chat's `workingDirectories`)."""
+    out: list[str] = []
+    if not isinstance(state, dict):
+        return out
+    for v in state.values():
+        if isinstance(v, list) and v and all(isinstance(x, str) and ":" in x for x in v):
+            out.extend(v)
+    return out
 
 
 def _dirs(session: dict[str, Any]) -> tuple[str, ...]:
@@ -428,16 +468,32 @@ class Mutator:
         if not isinstance(action, dict):
             return action
         ids = ids_by_key(state)
+        members: list[str] | None = None
         out = action
         for k, v in action.items():
-            if isinstance(v, str) and k in ids and k != "type":
+            if not isinstance(v, str) or k == "type":
+                continue
+            if k in ids:
                 # Same family first: ids come from small pools (m1…, t1…, tc1…, r1…), so an
                 # `id` naming a message is replaced by a message id of this state.
                 family = [x for x in ids[k] if isinstance(x, str) and _family(x) == _family(v)]
                 new = self.rng.choice(family or ids[k])
-                if new != v:
-                    out = {**out, k: new} if out is action else out
-                    out[k] = new
+            elif ":" in v and self.rng.random() < URI_RETARGET:
+                # A URI field (`directory`, `replacement`) names a member of a URI set the state
+                # holds (its working directories): a pooled replace then names two entries of
+                # *this* list, the earlier-one branch included.
+                if members is None:
+                    members = uri_members(state)
+                scheme = v.split(":", 1)[0]
+                same = [x for x in members if x.split(":", 1)[0] == scheme]
+                if not same:
+                    continue
+                new = self.rng.choice(same)
+            else:
+                continue
+            if new != v:
+                out = {**out, k: new} if out is action else out
+                out[k] = new
         if out is not action:
             self.stats.field_mutations["ids retargeted"] += 1
         return out
@@ -514,6 +570,8 @@ class FastLane:
         #: (kind, profile label) -> every type the strategies offer there: once none of them is rare
         #: any more, a hunt need not ask which apply (`_hunt`, on a quarter of all steps)
         self.offered: dict[tuple[str, str], frozenset[str]] = {}
+        #: (action type, effect signature) -> valid steps that had it (`engine/effects.py`)
+        self.effects: Counter[tuple[str, tuple[str, ...]]] = Counter()
 
     # pools ------------------------------------------------------------------------------------
 
@@ -687,6 +745,45 @@ class FastLane:
         self.stats.hunted += 1
         return self._draw_fresh(t, make)
 
+    def _effect_hunt(self, pool: ArmPool, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int,
+                     now: int) -> Any | None:
+        """A pooled payload, retargeted to channel `ch`'s state, whose effect there (looked ahead
+        in the model) this run has seen least (`EFFECT_HUNT`); None when every candidate's effect
+        is common or none is a valid step."""
+        stepper = channels[ch][0]
+        kind, state, model = stepper.kind, stepper.reference, lane.model
+        offers = [t for t, w, _ in self._offers(lane, channels, ch)
+                  if w >= APPLIES and t not in NO_STATE_EFFECT and pool.by_type.get(t)]
+        if not offers:
+            return None
+        best: tuple[int, Any] | None = None
+        # Half the candidates of one type (its branches), half one each of other types (which of
+        # them has a rare effect in this very state: a turn's end while a call runs).
+        t = self.rng.choice(offers)
+        slot = pool.by_type[t]
+        half = EFFECT_CANDIDATES // 2
+        candidates = [(t, a) for _, a in self.rng.sample(slot, min(half, len(slot)))]
+        for u in self.rng.sample(offers, min(half, len(offers))):
+            if u != t:
+                candidates.append((u, self.rng.choice(pool.by_type[u])[1]))
+        for t, pooled in candidates:
+            action = self.mutator.retarget(pooled, state)
+            if not self._valid(model, kind, action):
+                continue
+            try:
+                after = model.reduce(kind, state, action, now)
+            except MalformedAction:
+                continue
+            if id_repeats(after) > id_repeats(state):
+                continue  # an id this state holds elsewhere: a probe, not a step (`_collides`)
+            seen = self.effects[(t, effect(state, after))]
+            if best is None or seen < best[0]:
+                best = (seen, action)
+        if best is None or best[0] >= EFFECT_RARE:
+            return None
+        self.stats.effect_hunted += 1
+        return best[1]
+
     def _valid(self, model: Model, kind: str, action: Any) -> bool:
         """Schema-valid for the valid lane? Cached by the action's identity (pooled actions
         are never changed in place: a mutation builds a new object)."""
@@ -743,8 +840,11 @@ class FastLane:
                 stepper, trace = channels[ch]
                 k = stepper.kind
                 fresh = False
-                if not probe and rng.random() < HUNT:
+                roll = rng.random() if not probe else 1.0
+                if roll < HUNT:
                     hunted = self._hunt(lane, channels, ch)
+                    if hunted is None and roll < EFFECT_HUNT:
+                        hunted = self._effect_hunt(pool, lane, channels, ch, now)
                     if hunted is not None:  # sent first; the step it met comes next
                         i -= 1
                         action, fresh = hunted, True
@@ -817,6 +917,11 @@ class FastLane:
         changed = not adversarial and result.expected is not None and result.expected is not before
         if changed:
             rec.changed[label] += 1
+        if not adversarial and result.expected is not None:
+            key = (label, effect(before, result.expected))
+            if key not in self.effects:
+                self.stats.distinct_effects += 1
+            self.effects[key] += 1
         outcome = None
         if not adversarial and rec.on_step is not None:
             outcome = rec.on_step(kind, before, action, result.expected, result.malformed)

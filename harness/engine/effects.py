@@ -1,0 +1,128 @@
+"""What a step did in the reference model, as a small signature: the behaviour it exercised.
+
+Reach by action type is not reach by behaviour. `session/workingDirectoryReplaced` that swaps an
+entry in place and one that removes the entry because its replacement sits earlier are one type,
+two reducer branches; `chat/pendingMessageRemoved` of one message of two and of the last one
+likewise. A bug lives in one branch, and a run that sent the type a thousand times may never
+have taken it (issue 32: `replace_moves_primary` in 1 seed of 5, `queue_emptied_to_list` in 3).
+
+`effect(before, after)` names the branch from the outside, without instrumenting the reducers:
+the structure of the change (a key added or removed, a list's length from → to in buckets
+`0 1 2 3 4+`, its first entry another one, a list reordered, a scalar rewritten, each at a path whose list indices are `*`) and the enum-like values that
+appeared or disappeared in what changed (a tool call's `status` `running` gone, `cancelled`
+come). Reducers share what they leave alone (`{**state, …}`), so the walk stops at every subtree
+that is the same object before and after: its cost is the size of the change, not of the state.
+
+The signature is a tuple of sorted tokens; `()` is a step that changed nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+#: Paths deeper than this end in `~` (changed somewhere below): a signature names a branch, not
+#: a leaf of a payload.
+DEPTH: Final = 5
+#: A value that reads like an enum member (`running`, `pending-confirmation`, `auth-required`):
+#: lower-case words and dashes, no digits (ids are `tc1`, `m2`), no `:` (URIs), short.
+_ENUM: Final = re.compile(r"[a-z][a-z-]{1,30}\Z")
+#: Enum tokens per signature at most: a large added subtree (a whole turn) names its statuses,
+#: not every word of its text.
+ENUM_TOKENS: Final = 8
+#: Keys whose strings are names and text, never an enumeration: a delta's `hello` → `helloa` is
+#: one behaviour, not one per word (ids and free text; `…Id`, `…Name`, `…Message` alike).
+_TEXT_KEYS: Final = frozenset({"id", "text", "content", "label", "title", "message", "description", "name", "uri"})
+_TEXT_SUFFIXES: Final = ("Id", "Name", "Message", "Uri", "Text")
+
+
+def effect(before: Any, after: Any) -> tuple[str, ...]:
+    """The signature of the change `before` → `after` (sorted tokens; `()` when nothing changed)."""
+    if before is after:
+        return ()
+    tokens: set[str] = set()
+    came: set[tuple[str, str]] = set()
+    went: set[tuple[str, str]] = set()
+    _diff(before, after, "", 0, tokens, came, went)
+    enums = sorted(f"{k}→{v}" for k, v in came - went) + sorted(f"{k}←{v}" for k, v in went - came)
+    return tuple(sorted(tokens)) + tuple(enums[:ENUM_TOKENS])
+
+
+def _diff(a: Any, b: Any, path: str, depth: int, tokens: set[str], came: set[tuple[str, str]],
+          went: set[tuple[str, str]]) -> None:
+    if a is b:
+        return
+    if depth >= DEPTH:
+        if a != b:
+            tokens.add(f"{path}~")
+            _enums(a, _key(path), went, 0)
+            _enums(b, _key(path), came, 0)
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k, v in b.items():
+            p = f"{path}/{k}"
+            if k not in a:
+                tokens.add(f"{p}+")
+                _enums(v, k, came, 0)
+            else:
+                _diff(a[k], v, p, depth + 1, tokens, came, went)
+        for k, v in a.items():
+            if k not in b:
+                tokens.add(f"{path}/{k}-")
+                _enums(v, k, went, 0)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        _diff_list(a, b, path, depth, tokens, came, went)
+        return
+    if a != b or type(a) is not type(b):
+        tokens.add(f"{path}=")
+        if isinstance(a, str):
+            _enums(a, _key(path), went, 0)
+        if isinstance(b, str):
+            _enums(b, _key(path), came, 0)
+
+
+def _diff_list(a: list[Any], b: list[Any], path: str, depth: int, tokens: set[str],
+               came: set[tuple[str, str]], went: set[tuple[str, str]]) -> None:
+    if len(a) != len(b):
+        tokens.add(f"{path}[{_count(len(a))}→{_count(len(b))}]")
+        if a and b and a[0] != b[0]:
+            tokens.add(f"{path}[head]")  # the first entry is another one now (a primary, the next queued)
+        kept = {id(x) for x in a}
+        for x in b:
+            if id(x) not in kept:
+                _enums(x, _key(path), came, 0)
+        now = {id(x) for x in b}
+        for x in a:
+            if id(x) not in now:
+                _enums(x, _key(path), went, 0)
+        return
+    if {id(x) for x in a} == {id(x) for x in b} and any(x is not y for x, y in zip(a, b, strict=True)):
+        tokens.add(f"{path}[reordered]")
+        return
+    for x, y in zip(a, b, strict=True):
+        _diff(x, y, f"{path}/*", depth + 1, tokens, came, went)
+
+
+def _count(n: int) -> str:
+    """A list's length as AFL buckets hit counts: 0, 1, 2 and 3 exactly, then `4+` (an emptied
+    list, a last entry removed, a third directory are where the edge cases live)."""
+    return str(n) if n < 4 else "4+"
+
+
+def _key(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _enums(value: Any, key: str, out: set[tuple[str, str]], depth: int) -> None:
+    """The (key, value) pairs of enum-like strings in `value`, down to a bounded depth."""
+    if isinstance(value, str):
+        if _ENUM.match(value) and key not in _TEXT_KEYS and not key.endswith(_TEXT_SUFFIXES):
+            out.add((key, value))
+    elif depth < 6:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                _enums(v, k, out, depth + 1)
+        elif isinstance(value, list):
+            for v in value:
+                _enums(v, key, out, depth + 1)

@@ -1,0 +1,122 @@
+"""Reach by behaviour (issue 32): a step's effect in the model names the reducer branch it took
+(harness/engine/effects.py), and the fast lane looks ahead for an effect it has rarely seen."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+
+from harness.engine import fast
+from harness.engine.effects import effect
+from harness.reference import Model, Profile
+
+P8 = Profile.named("0.8.0")
+P7 = Profile.named("0.7.0")
+A, B, C = "file:///a", "file:///b", "file:///c"
+
+
+def _replace(model: Model, state: dict[str, Any], directory: str, replacement: str) -> dict[str, Any]:
+    return model.reduce("session", state, {"type": "session/workingDirectoryReplaced", "directory": directory,
+                                           "replacement": replacement}, 5)
+
+
+def test_two_branches_of_one_type_have_two_effects() -> None:
+    model = Model(P8)
+    session = {"workingDirectories": [A, B]}
+    in_place = effect(session, _replace(model, session, B, C))
+    earlier = effect(session, _replace(model, session, B, A))  # the replacement sits before: B removed
+    assert in_place == ("/workingDirectories/*=",)
+    assert earlier == ("/workingDirectories[2→1]",)
+    assert effect(session, _replace(model, session, A, B)) == ("/workingDirectories[2→1]", "/workingDirectories[head]")
+    assert effect(session, _replace(model, session, C, A)) == ()  # a no-op: nothing changed
+
+
+def test_removing_the_last_queued_message_is_another_effect_than_removing_one_of_two() -> None:
+    model = Model(P7)
+    one = {"id": "m1", "message": {"text": "a"}}
+    two = {"id": "m2", "message": {"text": "b"}}
+
+    def removed(queue: list[Any]) -> tuple[str, ...]:
+        state = {"status": 1, "turns": [], "queuedMessages": queue}
+        after = model.reduce("chat", state, {"type": "chat/pendingMessageRemoved", "kind": "queued", "id": "m1"}, 5)
+        return effect(state, after)
+
+    assert removed([one, two]) == ("/queuedMessages[2→1]", "/queuedMessages[head]")
+    assert removed([two, one]) == ("/queuedMessages[2→1]",)
+    assert removed([one]) == ("/queuedMessages-",)
+
+
+def test_enum_values_that_come_and_go_are_named_text_is_not() -> None:
+    running = {"toolCall": {"status": "running", "toolCallId": "tc1", "invocationMessage": "doing it"}}
+    before = {"activeTurn": {"id": "t1", "responseParts": [running]}, "turns": []}
+    cancelled = {"toolCall": {"status": "cancelled", "toolCallId": "tc1", "invocationMessage": "done it"}}
+    after = {"turns": [{"id": "t1", "responseParts": [cancelled], "state": "complete"}]}
+    sig = effect(before, after)
+    assert "/activeTurn-" in sig and "/turns[0→1]" in sig
+    assert "status→cancelled" in sig and "status←running" in sig and "state→complete" in sig
+    assert not any("done" in t or "doing" in t or "tc1" in t for t in sig)  # text and ids are not enums
+    kept = {"status": "running", "text": "a"}
+    assert effect({"x": kept, "y": 1}, {"x": kept, "y": 2}) == ("/y=",)  # a shared subtree is not walked
+
+
+def test_a_reorder_is_its_own_effect() -> None:
+    q = [{"id": "m1"}, {"id": "m2"}]
+    assert effect({"queuedMessages": q}, {"queuedMessages": [q[1], q[0]]}) == ("/queuedMessages[reordered]",)
+
+
+def _lane(profile: Profile, effects: Counter[Any]) -> Any:
+    lane = fast.FastLane.__new__(fast.FastLane)
+    lane.rng, lane.stats = random.Random(3), fast.FastStats()
+    lane.mutator = fast.Mutator(lane.rng, lane.stats)
+    lane.valid_cache, lane.effects = {}, effects
+    return lane
+
+
+def test_the_effect_hunt_sends_the_pooled_payload_whose_effect_is_rare_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the pool holds replaces drawn for other sessions (other directories); retargeted to this
+    # session they name its entries, and the one that removes an entry (the replacement sits
+    # earlier: the branch `replace_moves_primary` breaks) is sent, the swap in place seen often
+    monkeypatch.setattr(fast, "URI_RETARGET", 1.0)
+    model = Model(P8)
+    session = {"workingDirectories": [A, B]}
+    t = "session/workingDirectoryReplaced"
+    pooled = [(0, {"type": t, "directory": "file:///x", "replacement": "file:///y"}) for _ in range(8)]
+    pool = fast.ArmPool(by_type={t: pooled})
+    seen = Counter({(t, ("/workingDirectories/*=",)): 50, (t, ()): 50,
+                    (t, ("/workingDirectories[2→1]", "/workingDirectories[head]")): 50})
+    lane = _lane(P8, seen)
+    channels = [(SimpleNamespace(kind="session", reference=session), None)]
+    here = SimpleNamespace(profile=P8, model=model)
+    monkeypatch.setattr(fast.FastLane, "_offers", staticmethod(lambda *a: [(t, 1.0, None)]))
+    sent = lane._effect_hunt(pool, here, channels, 0, 5)  # type: ignore[arg-type]
+    assert sent is not None and (sent["directory"], sent["replacement"]) == (B, A)
+    assert lane.stats.effect_hunted == 1
+    seen[(t, ("/workingDirectories[2→1]",))] = fast.EFFECT_RARE  # seen often enough now
+    assert lane._effect_hunt(pool, here, channels, 0, 5) is None  # type: ignore[arg-type]
+
+
+def test_a_uri_field_is_retargeted_to_a_member_of_the_states_uri_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fast, "URI_RETARGET", 1.0)
+    mutator = fast.Mutator(random.Random(1), fast.FastStats())
+    action = {"type": "session/workingDirectoryRemoved", "directory": "file:///elsewhere"}
+    out = mutator.retarget(action, {"workingDirectories": [A, B]})
+    assert out["directory"] in (A, B) and action["directory"] == "file:///elsewhere"  # a copy
+    other = {"type": "session/workingDirectoryRemoved", "directory": "ahp-chat:/c1"}
+    assert mutator.retarget(other, {"workingDirectories": [A, B]}) is other  # no member of its scheme
+    assert fast.uri_members({"workingDirectories": [A], "title": "x:y", "tags": ["plain"]}) == [A]
+
+
+def test_a_fill_does_not_give_hypothesis_first_simplest_value_every_time() -> None:
+    # Hypothesis tries the simplest value first whatever the seed; a fill of one was that value
+    # every time (every integer 0, every one_of its first branch)
+    firsts = {fast.fill(st.integers(0, 1_000), 1, s)[0] for s in range(8)}
+    assert len(firsts) > 4
+    either = st.one_of(st.integers(0, 99).map(lambda i: ("first", i)), st.integers(0, 99).map(lambda i: ("second", i)))
+    branches = Counter(fast.fill(either, 1, s)[0][0] for s in range(40))
+    assert branches["first"] >= 5 and branches["second"] >= 5
+    assert fast.fill(st.just(7), 1, 0) == [7]  # a strategy of one value still gives it
