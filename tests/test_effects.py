@@ -120,3 +120,15 @@ def test_a_fill_does_not_give_hypothesis_first_simplest_value_every_time() -> No
     branches = Counter(fast.fill(either, 1, s)[0][0] for s in range(40))
     assert branches["first"] >= 5 and branches["second"] >= 5
     assert fast.fill(st.just(7), 1, 0) == [7]  # a strategy of one value still gives it
+
+
+def test_draws_are_seeded_random_values_with_filters_retried() -> None:
+    from harness.engine import draws
+
+    evens = st.integers(0, 10_000).filter(lambda i: i % 2 == 0)
+    a, b = draws.values(evens, 20, 5), draws.values(evens, 20, 5)
+    assert a == b and len(a) == 20 and all(i % 2 == 0 for i in a)  # deterministic; the filter held
+    assert draws.values(evens, 20, 6) != a
+    assert draws.values(st.nothing(), 2, 1) == []  # nothing to draw: no value, no error
+    # the engine path (the fallback) drops the simplest-first values too
+    assert len({draws._engine_values(st.integers(0, 1_000), 1, s)[0] for s in range(8)}) > 4

@@ -8,10 +8,11 @@ have taken it (issue 32: `replace_moves_primary` in 1 seed of 5, `queue_emptied_
 
 `effect(before, after)` names the branch from the outside, without instrumenting the reducers:
 the structure of the change (a key added or removed, a list's length from → to in buckets
-`0 1 2 3 4+`, its first entry another one, a list reordered, a scalar rewritten, each at a path whose list indices are `*`) and the enum-like values that
-appeared or disappeared in what changed (a tool call's `status` `running` gone, `cancelled`
-come). Reducers share what they leave alone (`{**state, …}`), so the walk stops at every subtree
-that is the same object before and after: its cost is the size of the change, not of the state.
+`0 1 2 3 4+`, its first entry another one, a list reordered, a scalar rewritten, each at a path
+whose list indices are `*`) and the states (`STATE_KEYS`) that appeared or disappeared in what
+changed (a tool call's `status` `running` gone, `cancelled` come). Reducers share what they
+leave alone (`{**state, …}`), so the walk stops at every subtree that is the same object before
+and after: its cost is the size of the change, not of the state.
 
 The signature is a tuple of sorted tokens; `()` is a step that changed nothing.
 """
@@ -24,33 +25,52 @@ from typing import Any, Final
 #: Paths deeper than this end in `~` (changed somewhere below): a signature names a branch, not
 #: a leaf of a payload.
 DEPTH: Final = 5
-#: A value that reads like an enum member (`running`, `pending-confirmation`, `auth-required`):
-#: lower-case words and dashes, no digits (ids are `tc1`, `m2`), no `:` (URIs), short.
+#: The keys whose values are a state machine's states: a tool call's `status` (`running` →
+#: `cancelled`), a turn's or an input's `state`, how a call was `confirmed` and why it ended
+#: (`reason`). Their transitions are the reducers' branches; every other string is data (`kind`
+#: of a message part, a text that reads `hello`), whose variety would make every step new.
+STATE_KEYS: Final = frozenset({"status", "state", "confirmed", "reason"})
+#: A value that reads like an enum member (`running`, `pending-confirmation`, `auth-required`).
 _ENUM: Final = re.compile(r"[a-z][a-z-]{1,30}\Z")
-#: Enum tokens per signature at most: a large added subtree (a whole turn) names its statuses,
-#: not every word of its text.
-ENUM_TOKENS: Final = 8
-#: Keys whose strings are names and text, never an enumeration: a delta's `hello` → `helloa` is
-#: one behaviour, not one per word (ids and free text; `…Id`, `…Name`, `…Message` alike).
-_TEXT_KEYS: Final = frozenset({"id", "text", "content", "label", "title", "message", "description", "name", "uri"})
-_TEXT_SUFFIXES: Final = ("Id", "Name", "Message", "Uri", "Text")
+#: Enum tokens per signature at most.
+ENUM_TOKENS: Final = 6
 
 
-def effect(before: Any, after: Any) -> tuple[str, ...]:
-    """The signature of the change `before` → `after` (sorted tokens; `()` when nothing changed)."""
+def effect(before: Any, after: Any, action: Any = None) -> tuple[str, ...]:
+    """The signature of the change `before` → `after` (sorted tokens; `()` when nothing changed).
+
+    A subtree the reducer took from `action` as it is (a message, a replaced file list) is data,
+    not a branch: it is named once (`path<`), not walked — else every payload would be a new
+    effect of its own."""
     if before is after:
         return ()
     tokens: set[str] = set()
     came: set[tuple[str, str]] = set()
     went: set[tuple[str, str]] = set()
-    _diff(before, after, "", 0, tokens, came, went)
+    _diff(before, after, "", 0, tokens, came, went, _nodes(action, set()))
     enums = sorted(f"{k}→{v}" for k, v in came - went) + sorted(f"{k}←{v}" for k, v in went - came)
     return tuple(sorted(tokens)) + tuple(enums[:ENUM_TOKENS])
 
 
+def _nodes(value: Any, out: set[int]) -> set[int]:
+    """The ids of every object and array in `value`."""
+    if isinstance(value, dict):
+        out.add(id(value))
+        for v in value.values():
+            _nodes(v, out)
+    elif isinstance(value, list):
+        out.add(id(value))
+        for v in value:
+            _nodes(v, out)
+    return out
+
+
 def _diff(a: Any, b: Any, path: str, depth: int, tokens: set[str], came: set[tuple[str, str]],
-          went: set[tuple[str, str]]) -> None:
+          went: set[tuple[str, str]], given: set[int]) -> None:
     if a is b:
+        return
+    if id(b) in given:
+        tokens.add(f"{path}<")  # the action's own value, stored as it is
         return
     if depth >= DEPTH:
         if a != b:
@@ -63,16 +83,17 @@ def _diff(a: Any, b: Any, path: str, depth: int, tokens: set[str], came: set[tup
             p = f"{path}/{k}"
             if k not in a:
                 tokens.add(f"{p}+")
-                _enums(v, k, came, 0)
+                if id(v) not in given:
+                    _enums(v, k, came, 0)
             else:
-                _diff(a[k], v, p, depth + 1, tokens, came, went)
+                _diff(a[k], v, p, depth + 1, tokens, came, went, given)
         for k, v in a.items():
             if k not in b:
                 tokens.add(f"{path}/{k}-")
                 _enums(v, k, went, 0)
         return
     if isinstance(a, list) and isinstance(b, list):
-        _diff_list(a, b, path, depth, tokens, came, went)
+        _diff_list(a, b, path, depth, tokens, came, went, given)
         return
     if a != b or type(a) is not type(b):
         tokens.add(f"{path}=")
@@ -83,14 +104,14 @@ def _diff(a: Any, b: Any, path: str, depth: int, tokens: set[str], came: set[tup
 
 
 def _diff_list(a: list[Any], b: list[Any], path: str, depth: int, tokens: set[str],
-               came: set[tuple[str, str]], went: set[tuple[str, str]]) -> None:
+               came: set[tuple[str, str]], went: set[tuple[str, str]], given: set[int]) -> None:
     if len(a) != len(b):
         tokens.add(f"{path}[{_count(len(a))}→{_count(len(b))}]")
         if a and b and a[0] != b[0]:
             tokens.add(f"{path}[head]")  # the first entry is another one now (a primary, the next queued)
         kept = {id(x) for x in a}
         for x in b:
-            if id(x) not in kept:
+            if id(x) not in kept and id(x) not in given:
                 _enums(x, _key(path), came, 0)
         now = {id(x) for x in b}
         for x in a:
@@ -101,7 +122,7 @@ def _diff_list(a: list[Any], b: list[Any], path: str, depth: int, tokens: set[st
         tokens.add(f"{path}[reordered]")
         return
     for x, y in zip(a, b, strict=True):
-        _diff(x, y, f"{path}/*", depth + 1, tokens, came, went)
+        _diff(x, y, f"{path}/*", depth + 1, tokens, came, went, given)
 
 
 def _count(n: int) -> str:
@@ -117,7 +138,7 @@ def _key(path: str) -> str:
 def _enums(value: Any, key: str, out: set[tuple[str, str]], depth: int) -> None:
     """The (key, value) pairs of enum-like strings in `value`, down to a bounded depth."""
     if isinstance(value, str):
-        if _ENUM.match(value) and key not in _TEXT_KEYS and not key.endswith(_TEXT_SUFFIXES):
+        if key in STATE_KEYS and _ENUM.match(value):
             out.add((key, value))
     elif depth < 6:
         if isinstance(value, dict):

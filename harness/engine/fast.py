@@ -35,7 +35,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
 from harness.causes import StepView
@@ -45,7 +44,7 @@ from harness.reference import NO_STATE_EFFECT, MalformedAction, Model
 from harness.reference.status import IS_ARCHIVED, IS_READ
 from harness.targets.base import TargetSetupError
 
-from . import generation
+from . import draws, generation
 from .arms import GROUP, Arm, Bandit, Lane, arms_for, lane_schema, lanes_for
 from .chunks import (
     _SessionFailed,
@@ -71,9 +70,6 @@ from .stepper import TARGET_TIMEOUT, Stepper
 FILL_TRACES: Final = 2
 SEED_STEPS: Final = 20
 FIRST_FILL_TRACES: Final = 1  # an arm's first fill: small, so that every arm starts soon
-#: The fills that keep Hypothesis' first, simplest value (`fill`): a value like any other, not
-#: the first of every fill.
-SIMPLEST_SHARE: Final = 0.125
 #: Executions of an arm between two fills (so ~1 in this many traces costs Hypothesis draws).
 REFILL_EVERY: Final = 64
 ADVERSARIAL_FILL: Final = 12
@@ -86,6 +82,7 @@ TYPE_POOL_CAP: Final = 16
 FIELD_MUTATION: Final = 0.2  # chance that a step's action gets one field mutation
 RETARGET: Final = 0.3  # chance that a step's id fields are set to ids of the current state
 URI_RETARGET: Final = 0.5  # …and, per URI field, that it names a member of the state's URI sets
+NEWEST: Final = 0.5  # …and, per id field, that it names the newest object of that name
 #: A step chosen at run time (`PICK`): its type by the strategies' applicability weights for the
 #: current state, its payload from the type's pool (ids retargeted); a type with no pooled
 #: action yet, and now and then any type, gets a few drawn by Hypothesis for this very state.
@@ -117,7 +114,7 @@ HUNT: Final = 0.25
 #: (a pure reduce, ~50 µs) and sends the one whose effect — the reducer branch seen from outside:
 #: the list shrank instead of changing in place, the queue key went, a call's `running` became
 #: `cancelled` — this run has seen least, if it has seen it fewer than `EFFECT_RARE` times.
-EFFECT_HUNT: Final = 0.1
+EFFECT_HUNT: Final = 0.25
 EFFECT_CANDIDATES: Final = 8
 EFFECT_RARE: Final = 8
 #: Integer edges, where typed code breaks (AFL's and libFuzzer's "interesting values"): int32 and
@@ -200,30 +197,9 @@ class FastStats:
 
 
 def fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> list[Any]:
-    """`n` values of `strategy`, drawn by Hypothesis under `fill_seed` (deterministic).
-
-    Hypothesis tries the simplest value first, whatever the seed (every integer 0, every
-    `one_of` its first branch, every list empty): the same value in every fill. Drawn as the
-    first of one or two, it was every payload drawn for a state (`_draw_fresh`) and every
-    arm's first seed trace, so a branch behind a second choice was never drawn fresh (the
-    earlier-entry `workingDirectoryReplaced`, a queued `pendingMessageSet`: issue 32). Its
-    second value leans the other way (a two-branch `one_of`: the second branch in 60 seeds of
-    60). Both are dropped, but in a `SIMPLEST_SHARE` of the fills (by the fill's seed); a
-    strategy with fewer values (Hypothesis stops when it has seen them all) gives what it has."""
-    out: list[Any] = []
-
-    @settings(max_examples=n + 2, database=None, deadline=None, phases=[Phase.generate],
-              verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck))
-    @seed(fill_seed)
-    @given(strategy)
-    def collect(value: Any) -> None:
-        out.append(value)
-
-    with generation.pinned_constants():
-        collect()
-    if random.Random(fill_seed).random() < SIMPLEST_SHARE:
-        return out[:n]
-    return (out[2:] or out[1:] or out)[:n]
+    """`n` values of `strategy`, deterministic given `fill_seed` (engine/draws.py: random draws,
+    never Hypothesis' simplest-first examples)."""
+    return draws.values(strategy, n, fill_seed)
 
 
 def _deferred_fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> Deferred:
@@ -461,13 +437,15 @@ class Mutator:
         self.stats.field_mutations["state high bit"] += 1
         return _set(state, path, _at(state, path) | self.rng.choice(HIGH_BITS))
 
-    def retarget(self, action: Any, state: Any) -> Any:
+    def retarget(self, action: Any, state: Any, ids: dict[str, list[Any]] | None = None) -> Any:
         """`action` with each top-level id field set to a value the state holds under that
         name (the cheap analogue of a state-aware draw: a spliced or inserted action names
-        what is in this state). The same JSON types: a valid action stays valid."""
+        what is in this state). The same JSON types: a valid action stays valid. `ids`: the
+        state's `ids_by_key`, when the caller has it."""
         if not isinstance(action, dict):
             return action
-        ids = ids_by_key(state)
+        if ids is None:
+            ids = ids_by_key(state)
         members: list[str] | None = None
         out = action
         for k, v in action.items():
@@ -476,8 +454,10 @@ class Mutator:
             if k in ids:
                 # Same family first: ids come from small pools (m1…, t1…, tc1…, r1…), so an
                 # `id` naming a message is replaced by a message id of this state.
-                family = [x for x in ids[k] if isinstance(x, str) and _family(x) == _family(v)]
-                new = self.rng.choice(family or ids[k])
+                family = [x for x in ids[k] if isinstance(x, str) and _family(x) == _family(v)] or ids[k]
+                # Half the time the last one the state holds: the newest object of its name, the
+                # live one (the active turn after the history, the last call started).
+                new = family[-1] if self.rng.random() < NEWEST else self.rng.choice(family)
             elif ":" in v and self.rng.random() < URI_RETARGET:
                 # A URI field (`directory`, `replacement`) names a member of a URI set the state
                 # holds (its working directories): a pooled replace then names two entries of
@@ -756,7 +736,6 @@ class FastLane:
                   if w >= APPLIES and t not in NO_STATE_EFFECT and pool.by_type.get(t)]
         if not offers:
             return None
-        best: tuple[int, Any] | None = None
         # Half the candidates of one type (its branches), half one each of other types (which of
         # them has a rare effect in this very state: a turn's end while a call runs).
         t = self.rng.choice(offers)
@@ -766,23 +745,31 @@ class FastLane:
         for u in self.rng.sample(offers, min(half, len(offers))):
             if u != t:
                 candidates.append((u, self.rng.choice(pool.by_type[u])[1]))
-        for t, pooled in candidates:
-            action = self.mutator.retarget(pooled, state)
-            if not self._valid(model, kind, action):
-                continue
+        ids = ids_by_key(state)  # once for every candidate
+        ranked: list[tuple[int, int, Any, Any]] = []
+        for i, (t, pooled) in enumerate(candidates):
+            action = self.mutator.retarget(pooled, state, ids)
             try:
                 after = model.reduce(kind, state, action, now)
             except MalformedAction:
                 continue
-            if id_repeats(after) > id_repeats(state):
-                continue  # an id this state holds elsewhere: a probe, not a step (`_collides`)
-            seen = self.effects[(t, effect(state, after))]
-            if best is None or seen < best[0]:
-                best = (seen, action)
-        if best is None or best[0] >= EFFECT_RARE:
-            return None
-        self.stats.effect_hunted += 1
-        return best[1]
+            seen = self.effects[(t, effect(state, after, action))]
+            if seen < EFFECT_RARE:
+                ranked.append((seen, i, action, after))
+        # The rarest first; the costlier checks only until one passes: schema-valid, and no id
+        # this state holds elsewhere (a probe, not a step: `_collides`).
+        ranked.sort(key=lambda r: (r[0], r[1]))
+        repeats = None
+        for _, _, action, after in ranked:
+            if not self._valid(model, kind, action):
+                continue
+            if repeats is None:
+                repeats = id_repeats(state)
+            if id_repeats(after) > repeats:
+                continue
+            self.stats.effect_hunted += 1
+            return action
+        return None
 
     def _valid(self, model: Model, kind: str, action: Any) -> bool:
         """Schema-valid for the valid lane? Cached by the action's identity (pooled actions
@@ -918,7 +905,7 @@ class FastLane:
         if changed:
             rec.changed[label] += 1
         if not adversarial and result.expected is not None:
-            key = (label, effect(before, result.expected))
+            key = (label, effect(before, result.expected, action))
             if key not in self.effects:
                 self.stats.distinct_effects += 1
             self.effects[key] += 1

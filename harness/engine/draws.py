@@ -1,0 +1,78 @@
+"""Seeded values of the project's Hypothesis strategies, drawn outside a test.
+
+The fast lanes draw pools of seed traces and payloads from the strategies, deterministic given a
+seed. Running Hypothesis' test engine for it (`@given` with `max_examples=n`) has two costs:
+the engine's set-up per call (~2 ms), and its first example is always the *simplest* value, and
+its second leans the other way — whatever the seed (every integer 0, every `one_of` its first
+branch, then its last). A fill of one was that simplest value every time: every payload drawn
+for a state took the first branch of every choice (issue 32: never the earlier-entry
+`workingDirectoryReplaced`, a queued `pendingMessageSet` once in 460 sends).
+
+`values` draws each value from its own `ConjectureData` fed by a seeded `random.Random`: the
+distribution Hypothesis generates with (its provider's edge-value bias included), no engine, no
+simplest-first. A draw a filter or `assume` rejects is retried with the next random data, up to
+`ATTEMPTS` times. Hypothesis' conjecture layer is internal API: the version is pinned
+(constraints.txt), and if it ever changes shape the engine path (`_engine_values`) takes over,
+with the simplest value dropped.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Final
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import strategies as st
+
+from . import generation
+
+#: Rejected draws (filters, `assume`) retried per value before it is given up.
+ATTEMPTS: Final = 32
+#: Choices one draw may make (Hypothesis' own engine bounds a test case alike).
+MAX_CHOICES: Final = 8 * 1024
+
+try:  # internal API, pinned; see the module docstring
+    from hypothesis.control import BuildContext
+    from hypothesis.errors import StopTest, UnsatisfiedAssumption
+    from hypothesis.internal.conjecture.data import ConjectureData
+except ImportError:  # pragma: no cover - a Hypothesis without the conjecture layer
+    ConjectureData = None  # type: ignore[assignment,misc]
+
+
+def values(strategy: st.SearchStrategy[Any], n: int, draw_seed: int) -> list[Any]:
+    """Up to `n` values of `strategy`, deterministic given `draw_seed`."""
+    if ConjectureData is None:  # pragma: no cover
+        return _engine_values(strategy, n, draw_seed)
+    rng = random.Random(draw_seed)
+    out: list[Any] = []
+    with generation.pinned_constants():
+        for _ in range(n):
+            for _ in range(ATTEMPTS):
+                data = ConjectureData(random=rng, max_choices=MAX_CHOICES)
+                try:
+                    with BuildContext(data, wrapped_test=_no_test):
+                        out.append(data.draw(strategy))
+                    break
+                except (StopTest, UnsatisfiedAssumption):
+                    continue
+    return out
+
+
+def _no_test() -> None:  # BuildContext wants the test it builds for; there is none
+    return None
+
+
+def _engine_values(strategy: st.SearchStrategy[Any], n: int, draw_seed: int) -> list[Any]:
+    """The same through Hypothesis' test engine, its first two (simplest-first) values dropped."""
+    out: list[Any] = []
+
+    @settings(max_examples=n + 2, database=None, deadline=None, phases=[Phase.generate],
+              verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck))
+    @seed(draw_seed)
+    @given(strategy)
+    def collect(value: Any) -> None:
+        out.append(value)
+
+    with generation.pinned_constants():
+        collect()
+    return (out[2:] or out)[:n]
