@@ -3,10 +3,11 @@
 Tracing a whole fuzz run with coverage.py roughly halves its step rate (the tracer sees every
 call of Hypothesis, the strategies and the checks). The reducers are pure, so there is a cheaper
 way to the same answer: record every `Model.reduce` call of the run (a reference to its inputs,
-no copy) and, between chunks, replay the batch under coverage. The same inputs take the same
-branches, so the replayed coverage of the reducer modules is exactly the run's; only code of
-`harness/reference` reached *outside* `Model.reduce` (e.g. the wire codec used by other layers)
-is not counted. `BranchSampler(mode="trace")` traces everything instead (the bench compares both).
+no copy) — and the other questions the engine asks the model (`RECORDED`) — and, between
+chunks, replay the batch under coverage. The same inputs take the same branches, so the replayed
+coverage of the reducer modules is exactly the run's; only code of `harness/reference` reached
+*outside* the `Model` (the profile choice of the CLI, the wire codec used by other layers, model
+construction) is not counted. `BranchSampler(mode="trace")` traces everything instead (the bench compares both).
 
 The data file is combined with the other workers' by the parent at the end
 (harness/report/coverage.py).
@@ -17,12 +18,19 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from harness.reference.dispatch import Model
 from harness.report.coverage import new_coverage, summary_of
 
-_Call = tuple[Any, str, Any, Any, int]
+_Call = tuple[str, Any, tuple[Any, ...]]
+
+#: The `Model` methods a run calls: `reduce` for every step, and what the engine asks the model
+#: besides — is this action one every implementation must accept (`wire_problem`, with its
+#: `payload_problem` and `value_problem`), whose reducer owns it (`owner`). Their branches are
+#: the model's judgement of malformed and out-of-profile actions: a replay of `reduce` alone left
+#: them out.
+RECORDED: Final = ("reduce", "wire_problem", "payload_problem", "value_problem", "owner")
 
 #: Recorded calls a worker lets the recorder hold before it replays them (`flush_when_full`,
 #: between steps): a batch holds the states and actions it names, which would otherwise die with
@@ -32,44 +40,61 @@ MAX_BATCH = 1_000
 
 
 class ReduceRecorder:
-    """Records `Model.reduce` calls process-wide while installed (a class-level wrapper)."""
+    """Records the `Model` calls of `RECORDED` process-wide while installed (class-level
+    wrappers). A call made inside another recorded call (`wire_problem` asking
+    `payload_problem`) is not recorded again: replaying the outer one makes it."""
 
     def __init__(self) -> None:
         self.calls: list[_Call] = []
-        self._original: Callable[..., Any] | None = None
+        self._originals: dict[str, Callable[..., Any]] = {}
+        self._depth = 0  # recorded calls in progress (0: the next one is an outermost call)
 
     def install(self) -> None:
-        if self._original is not None:
+        if self._originals:
             return
-        original = self._original = Model.reduce
+        for name in RECORDED:
+            original = self._originals[name] = getattr(Model, name)
+            setattr(Model, name, self._wrapper(name, original))
+
+    def _wrapper(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
         calls = self.calls
 
-        def recording_reduce(model: Any, kind: str, state: Any, action: Any, now_ms: int) -> Any:
-            calls.append((model, kind, state, action, now_ms))
-            return original(model, kind, state, action, now_ms)
+        def recording(model: Any, *args: Any) -> Any:
+            if self._depth == 0:
+                calls.append((name, model, args))
+            self._depth += 1
+            try:
+                return original(model, *args)
+            finally:
+                self._depth -= 1
 
-        Model.reduce = recording_reduce  # type: ignore[method-assign]
+        recording.__name__ = f"recording_{name}"
+        return recording
 
     def uninstall(self) -> None:
-        if self._original is not None:
-            Model.reduce = self._original  # type: ignore[method-assign]
-            self._original = None
+        for name, original in self._originals.items():
+            setattr(Model, name, original)
+        self._originals = {}
 
     def replay(self) -> int:
         """Run the recorded calls again (under whatever tracer is active); returns how many."""
-        original = self._original or Model.reduce
-        seen: set[tuple[int, str, int, int, int]] = set()
+        originals = self._originals or {name: getattr(Model, name) for name in RECORDED}
+        seen: set[tuple[Any, ...]] = set()
         batch, self.calls[:] = list(self.calls), []
         n = 0
-        for model, kind, state, action, now_ms in batch:
-            key = (id(model), kind, id(state), id(action), now_ms)
-            if key in seen:
-                continue  # the probe checks call the reducer again with the very same inputs
-            seen.add(key)
-            n += 1
-            # MalformedAction and friends raise again: the same branches as in the run.
-            with contextlib.suppress(Exception):
-                original(model, kind, state, action, now_ms)
+        self._depth += 1  # what the replayed calls call is not recorded again
+        try:
+            for name, model, args in batch:
+                key = (name, id(model), *(id(a) if isinstance(a, dict | list) else a for a in args))
+                if key in seen:
+                    continue  # the probe checks call the reducer again with the very same inputs
+                seen.add(key)
+                n += 1
+                # MalformedAction and friends raise again: the same branches as in the run.
+                with contextlib.suppress(Exception):
+                    originals[name](model, *args)
+        finally:
+            self._depth -= 1
         return n
 
 
