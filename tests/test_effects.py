@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from harness.engine import fast
+from harness.engine import fast, mutation
 from harness.engine.effects import effect
 from harness.reference import Model, Profile
 
@@ -72,7 +72,7 @@ def test_a_reorder_is_its_own_effect() -> None:
 def _lane(profile: Profile, effects: Counter[Any]) -> Any:
     lane = fast.FastLane.__new__(fast.FastLane)
     lane.rng, lane.stats = random.Random(3), fast.FastStats()
-    lane.mutator = fast.Mutator(lane.rng, lane.stats)
+    lane.mutator = mutation.Mutator(lane.rng, lane.stats)
     lane.valid_cache, lane.effects = {}, effects
     return lane
 
@@ -81,7 +81,7 @@ def test_the_effect_hunt_sends_the_pooled_payload_whose_effect_is_rare_here(monk
     # the pool holds replaces drawn for other sessions (other directories); retargeted to this
     # session they name its entries, and the one that removes an entry (the replacement sits
     # earlier: the branch `replace_moves_primary` breaks) is sent, the swap in place seen often
-    monkeypatch.setattr(fast, "URI_RETARGET", 1.0)
+    monkeypatch.setattr(mutation, "URI_RETARGET", 1.0)
     model = Model(P8)
     session = {"workingDirectories": [A, B]}
     t = "session/workingDirectoryReplaced"
@@ -101,14 +101,14 @@ def test_the_effect_hunt_sends_the_pooled_payload_whose_effect_is_rare_here(monk
 
 
 def test_a_uri_field_is_retargeted_to_a_member_of_the_states_uri_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fast, "URI_RETARGET", 1.0)
-    mutator = fast.Mutator(random.Random(1), fast.FastStats())
+    monkeypatch.setattr(mutation, "URI_RETARGET", 1.0)
+    mutator = mutation.Mutator(random.Random(1), fast.FastStats())
     action = {"type": "session/workingDirectoryRemoved", "directory": "file:///elsewhere"}
     out = mutator.retarget(action, {"workingDirectories": [A, B]})
     assert out["directory"] in (A, B) and action["directory"] == "file:///elsewhere"  # a copy
     other = {"type": "session/workingDirectoryRemoved", "directory": "ahp-chat:/c1"}
     assert mutator.retarget(other, {"workingDirectories": [A, B]}) is other  # no member of its scheme
-    assert fast.uri_members({"workingDirectories": [A], "title": "x:y", "tags": ["plain"]}) == [A]
+    assert mutation.uri_members({"workingDirectories": [A], "title": "x:y", "tags": ["plain"]}) == [A]
 
 
 def test_a_fill_does_not_give_hypothesis_first_simplest_value_every_time() -> None:

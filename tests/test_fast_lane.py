@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from harness.engine import fast
+from harness.engine import fast, mutation
 from harness.engine.events import EventBus
 from harness.engine.replay import replay
 from harness.engine.run import DEFAULT_LANE, LANES, RunConfig, run_campaign
@@ -80,7 +80,7 @@ def test_mutated_actions_the_schema_rejects_are_probes(monkeypatch: pytest.Monke
     monkeypatch.setattr(fast, "FIELD_MUTATION", 1.0)  # every step of a mutated trace: one field changed
     valid: list[Any] = []
     mutated: list[Any] = []
-    real_mutate = fast.Mutator.mutate
+    real_mutate = mutation.Mutator.mutate
 
     def mutate(self: Any, action: Any, state: Any) -> Any:
         # every other mutation repeats a list's first entry (an id twice in one collection)
@@ -92,7 +92,7 @@ def test_mutated_actions_the_schema_rejects_are_probes(monkeypatch: pytest.Monke
     def hook(kind: str, before: Any, action: Any, after: Any, malformed: bool) -> None:
         valid.append(action)
 
-    monkeypatch.setattr(fast.Mutator, "mutate", mutate)
+    monkeypatch.setattr(mutation.Mutator, "mutate", mutate)
     summary = _run(3, hook=hook, schema=problem, chunks=4)
     stats = summary.extra["fastLane"]
     assert stats["mutatedTraces"] > 0 and sum(stats["fieldMutations"].values()) > 50
@@ -101,16 +101,16 @@ def test_mutated_actions_the_schema_rejects_are_probes(monkeypatch: pytest.Monke
     assert [a for a in valid if problem(a) is not None] == []  # none reached the valid lane
     # a mutation that repeats an id in its payload is a probe (the strategies' own draws may
     # repeat a string the schema lets repeat: `requiredScopes: ["read", "read"]`)
-    repeating = {id(a) for a in mutated if fast.repeats_an_id(a)}
+    repeating = {id(a) for a in mutated if mutation.repeats_an_id(a)}
     assert len(repeating) > 10
     assert [a for a in valid if id(a) in repeating] == []
 
 
 def _repeat_first_entry(action: Any) -> tuple[Any, str | None]:
     """`action` with the first entry of its first non-empty list of ids or objects repeated."""
-    for path, value in fast._leaves(action):
+    for path, value in mutation._leaves(action):
         if isinstance(value, list) and value and isinstance(value[0], str | dict):
-            return fast._set(action, path, [value[0], *value]), "repeated entry"
+            return mutation._set(action, path, [value[0], *value]), "repeated entry"
     return action, None
 
 
@@ -121,7 +121,7 @@ def test_without_a_schema_mutated_actions_are_probes(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(fast, "RETARGET", 0.0)
     judged: list[Any] = []
     mutated: list[Any] = []
-    real_valid, real_mutate = fast.FastLane._valid, fast.Mutator.mutate
+    real_valid, real_mutate = fast.FastLane._valid, mutation.Mutator.mutate
 
     def valid(self: Any, model: Any, kind: str, action: Any) -> bool:
         judged.append(action)
@@ -134,7 +134,7 @@ def test_without_a_schema_mutated_actions_are_probes(monkeypatch: pytest.MonkeyP
         return out
 
     monkeypatch.setattr(fast.FastLane, "_valid", valid)
-    monkeypatch.setattr(fast.Mutator, "mutate", mutate)
+    monkeypatch.setattr(mutation.Mutator, "mutate", mutate)
     summary = _run(4, chunks=3)
     assert summary.extra["fastLane"]["mutatedActionsProbed"] > 0
     changed = {id(a) for a in mutated}
@@ -143,25 +143,25 @@ def test_without_a_schema_mutated_actions_are_probes(monkeypatch: pytest.MonkeyP
 
 
 def test_repeated_ids_and_emptied_containers_are_seen() -> None:
-    assert fast.repeats_an_id({"entries": [{"id": "e1"}, {"id": "e1"}]})
-    assert fast.repeats_an_id({"dirs": ["file:///a", "file:///a"]})
-    assert not fast.repeats_an_id({"entries": [{"id": "e1"}, {"id": "e2"}], "dirs": ["a", "b"]})
-    assert fast._empty({}) and fast._empty([]) and fast._empty({"q": None})
-    assert not fast._empty({"q": 1})
+    assert mutation.repeats_an_id({"entries": [{"id": "e1"}, {"id": "e1"}]})
+    assert mutation.repeats_an_id({"dirs": ["file:///a", "file:///a"]})
+    assert not mutation.repeats_an_id({"entries": [{"id": "e1"}, {"id": "e2"}], "dirs": ["a", "b"]})
+    assert mutation._empty({}) and mutation._empty([]) and mutation._empty({"q": None})
+    assert not mutation._empty({"q": 1})
 
 
 def test_removing_the_last_answer_is_an_emptied_container() -> None:
     import random
 
     stats = fast.FastStats()
-    m = fast.Mutator(random.Random(0), stats)
+    m = mutation.Mutator(random.Random(0), stats)
     action = {"type": "chat/inputRequested", "request": {"id": "r1", "answers": {"q1": {"state": "draft"}}}}
     ops = set()
     for _ in range(200):
         out, op = m.mutate(action, {})
         if isinstance(out.get("request"), dict) and out["request"].get("answers") in ({}, {"q1": None}):
             ops.add(op)
-    assert ops == {fast.EMPTY_CONTAINER}
+    assert ops == {mutation.EMPTY_CONTAINER}
 
 
 SESSION = {"provider": "p", "title": "", "status": 1, "lifecycle": "ready", "activeClients": [], "chats": []}
@@ -185,13 +185,13 @@ def test_a_spliced_action_that_names_an_id_the_state_holds_elsewhere_is_a_probe(
     assert fast.FastLane._collides(model, "session", state, clash, 2)
     fine = {**clash, "customization": {**clash["customization"], "children": [{**child, "id": "cust-9"}]}}
     assert not fast.FastLane._collides(model, "session", state, fine, 2)
-    assert fast.id_repeats({"customizations": [top, {"id": "x", "children": [child]}]}) == 1
+    assert mutation.id_repeats({"customizations": [top, {"id": "x", "children": [child]}]}) == 1
 
 
 def test_ids_by_key_names_ids_as_actions_do() -> None:
     state = {"activeTurn": {"id": "t1", "responseParts": [{"toolCall": {"toolCallId": "tc1"}}]},
              "queuedMessages": [{"id": "m1"}]}
-    ids = fast.ids_by_key(state)
+    ids = mutation.ids_by_key(state)
     assert ids["turnId"] == ["t1"] and ids["toolCallId"] == ["tc1"] and ids["queuedMessageId"] == ["m1"]
 
 
@@ -310,7 +310,7 @@ def test_same_seed_same_steps_in_processes_with_other_string_hashing() -> None:
 def test_a_bitset_gets_a_high_bit_or_a_flag_flipped_and_keeps_its_activity() -> None:
     import random
 
-    m = fast.Mutator(random.Random(3), fast.FastStats())
+    m = mutation.Mutator(random.Random(3), fast.FastStats())
     session = {**SESSION, "status": 33, "chats": [{"resource": "ahp-chat:/c1", "status": 8}]}
     high: set[int] = set()
     flipped: set[int] = set()
@@ -322,12 +322,12 @@ def test_a_bitset_gets_a_high_bit_or_a_flag_flipped_and_keeps_its_activity() -> 
         new, old = moved[0]
         assert new & 31 == old & 31  # the activity is kept: a valid state stays valid
         if i % 2:
-            assert new ^ old in fast.FLAG_BITS
+            assert new ^ old in mutation.FLAG_BITS
             flipped.add(new ^ old)
         else:
-            assert new & 0xFF == old and new - old in fast.HIGH_BITS
+            assert new & 0xFF == old and new - old in mutation.HIGH_BITS
             high.add(new - old)
-    assert high == set(fast.HIGH_BITS) and flipped == set(fast.FLAG_BITS)
+    assert high == set(mutation.HIGH_BITS) and flipped == set(mutation.FLAG_BITS)
     assert session["status"] == 33 and session["chats"][0]["status"] == 8  # never in place
     assert m.edge_state({"provider": "p"}) == {"provider": "p"}  # no bitset: the state itself
 
@@ -335,13 +335,13 @@ def test_a_bitset_gets_a_high_bit_or_a_flag_flipped_and_keeps_its_activity() -> 
 def test_a_status_field_of_an_action_is_mutated_by_bits_other_numbers_to_edges() -> None:
     import random
 
-    m = fast.Mutator(random.Random(5), fast.FastStats())
+    m = mutation.Mutator(random.Random(5), fast.FastStats())
     action = {"type": "session/chatUpdated", "chat": "ahp-chat:/c1", "changes": {"status": 9}}
     counts = {"high bit": 0, "boundary number": 0}
     for _ in range(400):
         out, op = m.mutate(action, {})
         if op == "high bit":
-            assert out["changes"]["status"] - 9 in fast.HIGH_BITS
+            assert out["changes"]["status"] - 9 in mutation.HIGH_BITS
             counts["high bit"] += 1
         elif op == "boundary number":
             counts["boundary number"] += 1  # only `status` is a number here: bits, never edges
@@ -359,7 +359,7 @@ def test_mutated_traces_start_from_high_bit_states_often_and_flipped_flags_besid
     lane = fast.FastLane.__new__(fast.FastLane)
     lane.rng = random.Random(1)
     lane.stats = fast.FastStats()
-    lane.mutator = fast.Mutator(lane.rng, lane.stats)
+    lane.mutator = mutation.Mutator(lane.rng, lane.stats)
     lane.config = type("C", (), {"max_steps": 50})()
     chat = {"status": 1, "turns": []}
     pool = fast.ArmPool(corpus=[fast.Entry((("chat", chat),), [(0, {"type": "chat/draftChanged"}, False)])])
@@ -546,7 +546,7 @@ def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare(monkeyp
     worn = Counter({t: fast.RARE_FRESH for t in applying if t != "chat/queuedMessagesReordered"})
     lane = fast.FastLane.__new__(fast.FastLane)
     lane.rng, lane.stats = random.Random(1), fast.FastStats()
-    lane.mutator = fast.Mutator(lane.rng, lane.stats)
+    lane.mutator = mutation.Mutator(lane.rng, lane.stats)
     lane.rec, lane.offered = SimpleNamespace(changed=worn), {}
     channels = [(SimpleNamespace(kind="chat", reference=chat), None)]
     here = SimpleNamespace(profile=profile)

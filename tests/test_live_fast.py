@@ -218,9 +218,9 @@ def test_a_pooled_action_repeating_an_id_the_run_sent_gets_a_fresh_id(monkeypatc
 def test_a_repeated_uri_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A repeated directory URI is not renamed (a chat's directory must be one of its session's:
     a made-up one would turn a step into a rejection): the lane draws one for the state."""
-    from harness.engine import fast
+    from harness.engine import mutation
 
-    monkeypatch.setattr(fast, "URI_RETARGET", 0.0)  # not named after one of the state's URIs instead
+    monkeypatch.setattr(mutation, "URI_RETARGET", 0.0)  # not named after one of the state's URIs instead
     monkeypatch.setattr(live_fast, "FIELD_MUTATION", 0.0)
     monkeypatch.setattr(live_fast, "TYPE_REFRESH", 0.0)
     pooled = {"type": "session/workingDirectorySet", "directory": "file:///repo-b"}

@@ -42,18 +42,15 @@ from hypothesis import strategies as st
 from harness.engine import generation
 from harness.engine.control import RunControl
 from harness.engine.fast import (
-    EMPTY_CONTAINER,
     FIELD_MUTATION,
     TYPE_FILL,
     TYPE_REFRESH,
     FastLane,
     FastStats,
-    Mutator,
-    _is_id_key,
     _VerdictCache,
     fill,
-    repeats_an_id,
 )
+from harness.engine.mutation import EMPTY_CONTAINER, Mutator, _is_id_key, repeats_an_id
 from harness.reference import Model, Profile
 from strategies.actions import ActionContext, action_of_type, actions_for
 
