@@ -132,3 +132,12 @@ def test_draws_are_seeded_random_values_with_filters_retried() -> None:
     assert draws.values(st.nothing(), 2, 1) == []  # nothing to draw: no value, no error
     # the engine path (the fallback) drops the simplest-first values too
     assert len({draws._engine_values(st.integers(0, 1_000), 1, s)[0] for s in range(8)}) > 4
+
+
+def test_the_simplest_value_is_still_drawn_first_when_asked_and_now_and_then() -> None:
+    # the simplest value is an edge case of its own (every optional key absent)
+    from harness.engine import draws
+
+    assert [fast.fill(st.integers(0, 1_000), 2, s, simplest_first=True)[0] for s in range(4)] == [0, 0, 0, 0]
+    drawn = [v for s in range(40) for v in fast.fill(st.integers(1, 1_000), 5, s)]
+    assert 0 < drawn.count(1) < len(drawn) * draws.SIMPLEST * 2  # now and then, not every time

@@ -10,7 +10,9 @@ for a state took the first branch of every choice (issue 32: never the earlier-e
 
 `values` draws each value from its own `ConjectureData` fed by a seeded `random.Random`: the
 distribution Hypothesis generates with (its provider's edge-value bias included), no engine, no
-simplest-first. A draw a filter or `assume` rejects is retried with the next random data, up to
+simplest-first. The simplest value is an edge case of its own (every optional key absent: a chat
+with no directory subset at all), so it is still drawn — as one value in `SIMPLEST` of them, and
+first when asked (`simplest_first`: an arm's first fill). A draw a filter or `assume` rejects is retried with the next random data, up to
 `ATTEMPTS` times. Hypothesis' conjecture layer is internal API: the version is pinned
 (constraints.txt), and if it ever changes shape the engine path (`_engine_values`) takes over,
 with the simplest value dropped.
@@ -30,32 +32,51 @@ from . import generation
 ATTEMPTS: Final = 32
 #: Choices one draw may make (Hypothesis' own engine bounds a test case alike).
 MAX_CHOICES: Final = 8 * 1024
+#: The share of values drawn as the simplest one (every choice its simplest: integers 0, each
+#: `one_of` its first branch, optional keys absent).
+SIMPLEST: Final = 0.125
 
 try:  # internal API, pinned; see the module docstring
     from hypothesis.control import BuildContext
     from hypothesis.errors import StopTest, UnsatisfiedAssumption
+    from hypothesis.internal.conjecture.choice import ChoiceTemplate
     from hypothesis.internal.conjecture.data import ConjectureData
 except ImportError:  # pragma: no cover - a Hypothesis without the conjecture layer
     ConjectureData = None  # type: ignore[assignment,misc]
 
 
-def values(strategy: st.SearchStrategy[Any], n: int, draw_seed: int) -> list[Any]:
+def values(strategy: st.SearchStrategy[Any], n: int, draw_seed: int, *, simplest_first: bool = False) -> list[Any]:
     """Up to `n` values of `strategy`, deterministic given `draw_seed`."""
     if ConjectureData is None:  # pragma: no cover
         return _engine_values(strategy, n, draw_seed)
     rng = random.Random(draw_seed)
     out: list[Any] = []
     with generation.pinned_constants():
-        for _ in range(n):
-            for _ in range(ATTEMPTS):
-                data = ConjectureData(random=rng, max_choices=MAX_CHOICES)
-                try:
-                    with BuildContext(data, wrapped_test=_no_test):
-                        out.append(data.draw(strategy))
-                    break
-                except (StopTest, UnsatisfiedAssumption):
+        for i in range(n):
+            if (simplest_first and i == 0) or rng.random() < SIMPLEST:
+                value = _draw(strategy, rng, simplest=True)
+                if value is not _NONE:
+                    out.append(value)
                     continue
+            for _ in range(ATTEMPTS):
+                value = _draw(strategy, rng, simplest=False)
+                if value is not _NONE:
+                    out.append(value)
+                    break
     return out
+
+
+_NONE: Final = object()  # a rejected draw (a JSON value may be None)
+
+
+def _draw(strategy: st.SearchStrategy[Any], rng: random.Random, *, simplest: bool) -> Any:
+    prefix = [ChoiceTemplate("simplest", count=None)] if simplest else None
+    data = ConjectureData(random=rng, max_choices=MAX_CHOICES, prefix=prefix)
+    try:
+        with BuildContext(data, wrapped_test=_no_test):
+            return data.draw(strategy)
+    except (StopTest, UnsatisfiedAssumption):
+        return _NONE
 
 
 def _no_test() -> None:  # BuildContext wants the test it builds for; there is none

@@ -69,7 +69,7 @@ from .stepper import TARGET_TIMEOUT, Stepper
 #: Seed traces drawn per fill of an arm, and their length (actions per channel group).
 FILL_TRACES: Final = 2
 SEED_STEPS: Final = 20
-FIRST_FILL_TRACES: Final = 1  # an arm's first fill: small, so that every arm starts soon
+FIRST_FILL_TRACES: Final = 2  # an arm's first fill (the simplest trace and a random one): small, so that every arm starts soon
 #: Executions of an arm between two fills (so ~1 in this many traces costs Hypothesis draws).
 REFILL_EVERY: Final = 64
 ADVERSARIAL_FILL: Final = 12
@@ -168,10 +168,10 @@ class FastStats:
         }
 
 
-def fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> list[Any]:
+def fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int, *, simplest_first: bool = False) -> list[Any]:
     """`n` values of `strategy`, deterministic given `fill_seed` (engine/draws.py: random draws,
-    never Hypothesis' simplest-first examples)."""
-    return draws.values(strategy, n, fill_seed)
+    the simplest value one in eight, or first with `simplest_first`)."""
+    return draws.values(strategy, n, fill_seed, simplest_first=simplest_first)
 
 
 def _deferred_fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> Deferred:
@@ -263,8 +263,10 @@ class FastLane:
         lane = self.lanes[lane_index]
         fill_seed = self.rng.getrandbits(64)
         stop = self.control.should_stop if self.control is not None else None
+        # An arm's first fill starts with the simplest trace (its initial state without any
+        # optional key: no directory subset, no queue), then a random one.
         entries = fill(seed_traces(kind, lane, SEED_STEPS, stop), FILL_TRACES if pool.fills else FIRST_FILL_TRACES,
-                       fill_seed)
+                       fill_seed, simplest_first=not pool.fills)
         for e in entries:
             for ch, action, _ in e.steps:
                 self.mutator.learn(action)
