@@ -930,15 +930,3 @@ def test_namesakes_the_target_leaves_as_they_were(first: str, key: tuple[str, ..
                     before, before, model, before)
     view.echo = lambda: model
     assert [c.key for c in view.causes] == [key]
-
-
-def test_a_missing_update_of_a_later_namesake_no_earlier_one_holds_is_the_action_ignored() -> None:
-    # the model's guard skips the first `tc1` call (completed) and updates the second; a target
-    # that ignores the action updated no namesake: the first does not hold what the model wrote
-    # (the crafted target ignoring auth-required, seed 4, read as duplicate-id before)
-    before = _two_calls("completed", "streaming")
-    model = _two_calls("completed", "running")
-    view = StepView("chat", {"type": "chat/toolCallReady", "turnId": "t1", "toolCallId": "tc1"},
-                    before, before, model, before)
-    view.echo = lambda: model
-    assert [c.key for c in view.causes] == [("unapplied", "chat/toolCallReady")]

@@ -204,7 +204,7 @@ class StepView:
             add(c, d)
         left = []
         for d in unapplied:  # left as it was in an item with a namesake: the namesake was updated
-            dup = self._duplicate_id(d[0], d[1])
+            dup = self._duplicate_id(d[0])
             if dup is not None:
                 add(dup, d)
             else:
@@ -386,11 +386,11 @@ class StepView:
         moved = moved_from(self.expected, self.target_before, p)
         return moved is not None and _loosely_equal(at_path(self.target_before, moved), b)
 
-    def _duplicate_id(self, p: tuple[Any, ...], value: Any = ABSENT) -> Cause | None:
+    def _duplicate_id(self, p: tuple[Any, ...]) -> Cause | None:
         """The difference sits in a list item that shares an identifier (`toolCallId`,
         `commandId`, `id`, …) with another item of its list, in the model's state: which of the
         namesakes an action updates (upstream: every one, or the first) is one cause, whatever
-        the action type or field. `value`: the model's value at `p`."""
+        the action type or field."""
         for n in range(len(p) - 1, -1, -1):
             if not isinstance(p[n], int):
                 continue
@@ -402,10 +402,8 @@ class StepView:
             namesakes = [j for j, other in enumerate(items) if mine & _identifiers(other)]
             # A target that changed none of the namesakes can have updated another one only
             # where that update is invisible: an earlier namesake already holding the values (a
-            # client that updates the first only) — it holds the model's value at this very
-            # field. A missing update of the first namesake, the later ones untouched (the
-            # model's guard skipped them), is the action not applied; so is one of a later
-            # namesake when no earlier one holds what the model wrote.
+            # client that updates the first only). A missing update of the first namesake, the
+            # later ones untouched (the model's guard skipped them), is the action not applied.
             touched = any(_differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))
                           for j in namesakes)
             for j, other in enumerate(items):
@@ -414,8 +412,7 @@ class StepView:
                 # one (a `toolCallId`): a turn's end that leaves every open call as it was is
                 # that action's cause, namesakes or not
                 q = (*p[:n], j)
-                if (j != p[n] and shared and any(v in named for _, v in shared)
-                        and (touched or (j < p[n] and not _differs(at_path(self.observed, (*q, *p[n + 1:])), value)))
+                if (j != p[n] and shared and any(v in named for _, v in shared) and (touched or j < p[n])
                         and not (_differs(at_path(self.before, q), at_path(self.expected, q))
                                  and not _differs(at_path(self.target_before, q), at_path(self.observed, q)))):
                     # ... and the target did not leave this namesake as it was where the model
@@ -437,7 +434,7 @@ class StepView:
             return classify(p, b, ABSENT, self.type)
         changed = _differs(at_path(self.before, p), a)
         if c.transformation not in _CONTEXT_FREE and changed:
-            dup = self._duplicate_id(p, a)
+            dup = self._duplicate_id(p)
             if dup is not None:
                 return dup  # the model changed it; the target changed another namesake, or none
         echo_tells = self.echo is not None or c.transformation != "dropped-empty"  # else: the loss, as it looks
