@@ -280,9 +280,9 @@ def hook(kind, before, action, after, malformed):
     h.update(json.dumps([kind, action], sort_keys=True).encode())
 from harness.engine.stepper import Stepper
 real_probe = Stepper.probe
-def probe(self, action, now_ms):  # probes (adversarial and mutated actions) count too
+def probe(self, action, now_ms, **kw):  # probes (adversarial and mutated actions) count too
     h.update(json.dumps(["probe", self.kind, action], sort_keys=True, default=repr).encode())
-    return real_probe(self, action, now_ms)
+    return real_probe(self, action, now_ms, **kw)
 Stepper.probe = probe
 run_campaign(RunConfig(target=ReferenceTarget(P), target_spec="reference", target_is_model=True, profile=P,
                        seed=9, budget_s=None, max_chunks=2, chunk_examples=8, kinds=("session", "chat"),
@@ -588,7 +588,7 @@ def test_types_with_no_state_effect_are_named_and_never_hunted() -> None:
 def test_a_run_report_names_the_types_with_no_state_effect(tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--target", "reference", "--kinds", "terminal",
-                           "--chunks", "2", "--seed", "1", "--out", str(out)], capture_output=True, text=True, timeout=600)
+                           "--chunks", "6", "--seed", "1", "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "report.json").read_text())
     assert "terminal/input" in report["coverage"] and report["noStateEffect"] == ["terminal/input"]

@@ -384,17 +384,21 @@ class Stepper:
             for v in violations
         ]
 
-    def probe(self, action: Any, now_ms: int) -> StepResult:
+    def probe(self, action: Any, now_ms: int, *, judged: bool = True) -> StepResult:
         """An adversarial action, sent statelessly: neither the model's nor the target's state moves.
 
         The target must answer without crashing or hanging. When the model does not know the
         action type at all (unknown, foreign family, newer than the profile: INV-004/INV-005),
         the target's answer is checked like a step — it must leave the state unchanged. For a
         known type with a malformed or unexpected payload the spec says nothing more.
+        `judged=False`: whether the payload is valid cannot be told here (a mutated field, and no
+        schema for this lane's version to check its type: `"value": "o1"` in a boolean answer
+        passes the model's payload rules), so an error reply is acceptable, as for a malformed one.
         """
         self.steps_taken += 1
         before = self.state
-        if self.model.handler(self.kind, action) is not None or not _typed(action) or self._foreign_invalid(action):
+        if (not judged or self.model.handler(self.kind, action) is not None or not _typed(action)
+                or self._foreign_invalid(action)):
             # a known type with a payload of any shape, or no string `type` at all (`{"type":
             # 42}`), or another family's action whose payload its own schema rejects (`{"type":
             # "terminal/claimed"}` to a session): a schema-invalid payload, for which an error
