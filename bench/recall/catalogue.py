@@ -130,5 +130,10 @@ TARGETS: tuple[Target, ...] = (
         Bug("go-status-not-recomputed", 1, ("stale", "status"), "a tool-call update or input completion that matches nothing skips the status recompute"),
         Bug("go-announces-0.8-without-replace", 7, ("unapplied", "session/workingDirectoryReplaced"),
             "ahptypes.ProtocolVersion is 0.8.0, yet clients/go has no session/workingDirectoryReplaced (an unknown action: a no-op)"),
+        # found first by the run of 2026-12-03 (random draws); confirmed in the code
+        Bug("go-agents-null", 1, ("not-a-no-op", "root/agentsChanged"),
+            "root/agentsChanged copies `append([]AgentInfo(nil), a.Agents...)`: an empty list becomes nil, written `null` (`json:\"agents\"` has no omitempty)"),
+        Bug("go-toggle-without-enablement", 7, ("not-a-no-op", "session/customizationToggled"),
+            "SessionCustomizationToggledAction has `enabled bool` only: a 0.8.0 toggle `{id, enablement[]}` decodes as enabled=false"),
     ), args=("--spec", "{wild_ts}"), needs="wild-go"),
 )
