@@ -72,6 +72,13 @@ def test_target_raising_on_unknown_type_is_a_finding() -> None:
     # the Go client refused a boolean answer holding a string, read as a totality failure): an
     # error reply is acceptable
     assert s.probe({"type": "future/newAction"}, 5, judged=False).violations == []
+    # a foreign action (a session's) whose value types only the spec folder's schema checks (this
+    # lane's model has none: a lane of another version), seen against the Go client
+    foreign = {"type": "session/customizationRemoved", "id": ["cz1"]}
+    assert [v.invariant for v in s.probe(foreign, 5).violations] == [TARGET_ERROR]
+    s.folder_schema = lambda a: "id: not a string" if not isinstance(a.get("id"), str) else None
+    assert s.probe(foreign, 5).violations == []
+    assert [v.invariant for v in s.probe({**foreign, "id": "cz1"}, 5).violations] == [TARGET_ERROR]
 
 
 def _run(target: ReferenceTarget, *, is_model: bool, kinds: tuple[str, ...], chunks: int, seed: int = 7,

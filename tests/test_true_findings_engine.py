@@ -930,3 +930,17 @@ def test_namesakes_the_target_leaves_as_they_were(first: str, key: tuple[str, ..
                     before, before, model, before)
     view.echo = lambda: model
     assert [c.key for c in view.causes] == [key]
+
+
+def test_a_nested_status_in_the_payload_does_not_write_the_chats_status() -> None:
+    # the Go client's first-namesake bug on a toolCallReady carrying `riskAssessment.status`: the
+    # chat's recomputed `status` follows from the namesakes' difference, it is not the action's
+    # own write (read as `unapplied chat/toolCallReady` beside duplicate-id before)
+    before = _two_calls("completed", "streaming")
+    model = _two_calls("completed", "pending-confirmation")
+    model["status"] = 24  # InputNeeded, recomputed from the call awaiting confirmation
+    action = {"type": "chat/toolCallReady", "turnId": "t1", "toolCallId": "tc1",
+              "riskAssessment": {"kind": "judge", "status": "complete"}}
+    view = StepView("chat", action, before, before, model, before)
+    view.echo = lambda: model
+    assert [c.key for c in view.causes] == [("duplicate-id",)]

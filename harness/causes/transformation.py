@@ -260,7 +260,11 @@ class StepView:
         if self.probe or not p or not isinstance(p[-1], str):
             return False
         key = p[-1]
-        if key in self._payload_keys:
+        # a top-level field is written by a top-level key of the payload; an object one level
+        # down writes fields of the state's nested objects (`changes.status` a catalog entry's),
+        # never the state's own (a `riskAssessment.status` is no chat status)
+        top = isinstance(self.action, dict) and key in self.action and key != "type"
+        if top if len(p) == 1 else key in self._payload_keys:
             return True
         return key == "status" and type(a) is int and type(b) is int and a != b and (a ^ b) & ACTIVITY_BITS == 0
 

@@ -510,6 +510,7 @@ class FastLane:
                     kind=k, state=initial, model=lane.model, session=lane.target.session(k, initial),
                     target=lane.target, target_is_model=config.target_is_model,
                     probe_every=config.probe_every, baseline=config.baseline, retired=rec.retired,
+                    folder_schema=config.schema,
                 )
                 channels.append((stepper, Trace(k, initial, profile=lane.profile.label, target=lane.target)))
             rec.examples += 1

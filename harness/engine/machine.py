@@ -122,6 +122,9 @@ class MachineConfig:
     arms: tuple[Arm, ...] = ()
     #: Run-wide probe rations (engine/probes.py); None: every probe every `probe_every` steps.
     rations: ProbeRations | None = None
+    #: The spec folder's action schema (`Stepper.folder_schema`: foreign probes of a lane of
+    #: another version); None: no spec folder.
+    schema: Callable[[Any], str | None] | None = None
 
 
 def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
@@ -160,6 +163,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 probe_every=config.probe_every,
                 baseline=config.baseline,
                 rations=config.rations,
+                folder_schema=config.schema,
                 retired=config.recorder.retired,
             )
             return _Channel(stepper, Trace(kind, initial, profile=lane.profile.label, target=lane.target))

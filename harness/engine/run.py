@@ -213,6 +213,7 @@ def _campaign_loop(
                 lanes=lanes,
                 arms=bandit.chunk_arms(lane_arms(arms_for(active, lanes), lanes)),
                 rations=rations,
+                schema=config.schema,
             )
         )
         ran, new_pairs = Counter(recorder.arm_examples), Counter(recorder.arm_new_pairs)

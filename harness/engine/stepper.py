@@ -160,6 +160,10 @@ class Stepper:
     #: The run's retired value classes (engine/retired.py): the probe checks do not call the
     #: target with one, and a probe call that hangs retires its own class.
     retired: ValueClasses | None = None
+    #: The spec folder's action schema when this lane's model has none (a lane of another
+    #: version than the folder's): the model's payload rules do not check value types, so a
+    #: foreign action the folder's schema rejects (`id: [..]`) is malformed for a probe too.
+    folder_schema: Callable[[Any], str | None] | None = None
     steps_taken: int = 0
     reference: State = field(init=False)
 
@@ -486,7 +490,11 @@ class Stepper:
     def _foreign_invalid(self, action: Any) -> bool:
         """`action` is a type of another state kind, and not a valid payload of that type."""
         owner = self.model.owner(action)
-        return owner is not None and owner != self.kind and self.model.wire_problem(owner, action) is not None
+        if owner is None or owner == self.kind:
+            return False
+        if self.model.wire_problem(owner, action) is not None:
+            return True
+        return self.model.schema is None and self.folder_schema is not None and self.folder_schema(action) is not None
 
     def _only_floats(self, before: State, action: Any, now_ms: int) -> bool:
         """`action` is a valid step once its integral floats are integers, and the target, which
