@@ -944,3 +944,15 @@ def test_a_nested_status_in_the_payload_does_not_write_the_chats_status() -> Non
     view = StepView("chat", action, before, before, model, before)
     view.echo = lambda: model
     assert [c.key for c in view.causes] == [("duplicate-id",)]
+
+
+def test_a_reordered_queue_is_a_permutation_whatever_the_numbers_look_like() -> None:
+    # a target that writes integers as floats (`3` -> `3.0`) reorders its queue: the same messages,
+    # in another order (INV-024 read `3.0` as another message: a second id for int-as-float)
+    from harness.invariants.pending import _reorder_problem
+
+    msg = lambda i, line: {"id": i, "message": {"text": "x", "attachments": [{"range": {"start": {"line": line}}}]}}  # noqa: E731
+    before = [msg("m3", 3), msg("m4", 4), msg("m2", 2)]
+    after = [msg("m4", 4.0), msg("m3", 3.0), msg("m2", 2.0)]
+    assert _reorder_problem(before, after, ["m4"]) is None
+    assert _reorder_problem(before, [msg("m4", 4.5), msg("m3", 3), msg("m2", 2)], ["m4"]) is not None

@@ -218,5 +218,17 @@ def hkey(value: Any) -> Any:
 
 
 def canonical(value: Any) -> str:
-    """A stable text key for a JSON value (for multiset comparisons)."""
-    return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"))
+    """A stable text key for a JSON value (for multiset comparisons): `1` and `1.0` are one number
+    (as in `json_equal`; how a target writes its numbers is a cause of its own, `int-as-float`)."""
+    return json.dumps(_whole(normalize(value)), sort_keys=True, separators=(",", ":"))
+
+
+def _whole(value: Any) -> Any:
+    """`value` with every integral float as the integer it is."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
