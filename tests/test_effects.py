@@ -141,3 +141,21 @@ def test_the_simplest_value_is_still_drawn_first_when_asked_and_now_and_then() -
     assert [fast.fill(st.integers(0, 1_000), 2, s, simplest_first=True)[0] for s in range(4)] == [0, 0, 0, 0]
     drawn = [v for s in range(40) for v in fast.fill(st.integers(1, 1_000), 5, s)]
     assert 0 < drawn.count(1) < len(drawn) * draws.SIMPLEST * 2  # now and then, not every time
+
+
+def test_draws_fall_back_to_the_engine_when_the_internal_api_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pyproject allows any Hypothesis 6.x; constraints.txt pins the one engine/draws.py was written
+    # against. A conjecture layer of another shape is found once, and the engine path is used
+    from harness.engine import draws
+
+    assert draws._internal_ok()
+    monkeypatch.setattr(draws, "ConjectureData", lambda **kw: (_ for _ in ()).throw(TypeError("changed")))
+    draws._internal_ok.cache_clear()
+    try:
+        assert not draws._internal_ok()
+        got = draws.values(st.integers(0, 1_000), 3, 7)
+        assert got == draws._engine_values(st.integers(0, 1_000), 3, 7) and len(got) == 3
+    finally:
+        monkeypatch.undo()
+        draws._internal_ok.cache_clear()
+    assert draws._internal_ok()

@@ -14,13 +14,14 @@ simplest-first. The simplest value is an edge case of its own (every optional ke
 with no directory subset at all), so it is still drawn — as one value in `SIMPLEST` of them, and
 first when asked (`simplest_first`: an arm's first fill). A draw a filter or `assume` rejects is retried with the next random data, up to
 `ATTEMPTS` times. Hypothesis' conjecture layer is internal API: the version is pinned
-(constraints.txt), and if it ever changes shape the engine path (`_engine_values`) takes over,
-with the simplest value dropped.
+(constraints.txt), and if it ever changes shape (an import, or a signature, fails) the engine
+path (`_engine_values`) takes over, with its first two values dropped.
 """
 
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from typing import Any, Final
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -47,8 +48,26 @@ except ImportError:  # pragma: no cover - a Hypothesis without the conjecture la
 
 def values(strategy: st.SearchStrategy[Any], n: int, draw_seed: int, *, simplest_first: bool = False) -> list[Any]:
     """Up to `n` values of `strategy`, deterministic given `draw_seed`."""
-    if ConjectureData is None:  # pragma: no cover
+    if not _internal_ok():  # pragma: no cover - a Hypothesis whose conjecture layer changed
         return _engine_values(strategy, n, draw_seed)
+    return _values(strategy, n, draw_seed, simplest_first)
+
+
+@lru_cache(maxsize=1)
+def _internal_ok() -> bool:
+    """Hypothesis' conjecture layer has the shape this module uses (pyproject allows any 6.x;
+    constraints.txt pins the one it was written against): one plain and one simplest draw."""
+    if ConjectureData is None:
+        return False
+    try:
+        rng = random.Random(0)
+        with generation.pinned_constants():
+            return all(_draw(st.integers(0, 9), rng, simplest=s) is not _NONE for s in (False, True))
+    except Exception:  # any failure of an internal API means: do not use it
+        return False
+
+
+def _values(strategy: st.SearchStrategy[Any], n: int, draw_seed: int, simplest_first: bool) -> list[Any]:
     rng = random.Random(draw_seed)
     out: list[Any] = []
     with generation.pinned_constants():
