@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.diff import ABSENT, at, render
 from harness.diff import diff_paths as _diff_paths
+from harness.spec.interop import as_integers
 
 __all__ = ["ABSENT", "at", "render"]
 
@@ -220,15 +221,4 @@ def hkey(value: Any) -> Any:
 def canonical(value: Any) -> str:
     """A stable text key for a JSON value (for multiset comparisons): `1` and `1.0` are one number
     (as in `json_equal`; how a target writes its numbers is a cause of its own, `int-as-float`)."""
-    return json.dumps(_whole(normalize(value)), sort_keys=True, separators=(",", ":"))
-
-
-def _whole(value: Any) -> Any:
-    """`value` with every integral float as the integer it is."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _whole(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole(v) for v in value]
-    return value
+    return json.dumps(as_integers(normalize(value)), sort_keys=True, separators=(",", ":"))
