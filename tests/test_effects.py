@@ -73,7 +73,7 @@ def _lane(profile: Profile, effects: Counter[Any]) -> Any:
     lane = fast.FastLane.__new__(fast.FastLane)
     lane.rng, lane.stats = random.Random(3), fast.FastStats()
     lane.mutator = mutation.Mutator(lane.rng, lane.stats)
-    lane.valid_cache, lane.effects = {}, effects
+    lane.valid_cache, lane.effects, lane._last_offers = {}, effects, None
     return lane
 
 

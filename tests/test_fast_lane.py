@@ -547,7 +547,7 @@ def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare(monkeyp
     lane = fast.FastLane.__new__(fast.FastLane)
     lane.rng, lane.stats = random.Random(1), fast.FastStats()
     lane.mutator = mutation.Mutator(lane.rng, lane.stats)
-    lane.rec, lane.offered = SimpleNamespace(changed=worn), {}
+    lane.rec, lane.offered, lane._last_offers = SimpleNamespace(changed=worn), {}, None
     channels = [(SimpleNamespace(kind="chat", reference=chat), None)]
     here = SimpleNamespace(profile=profile)
     hunted = lane._hunt(here, channels, 0)  # type: ignore[arg-type]
@@ -563,10 +563,15 @@ def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare(monkeyp
     asked: list[str] = []
     real = generation.type_offers
     monkeypatch.setattr(generation, "type_offers", lambda *a, **k: asked.append("asked") or real(*a, **k))
+    channels = [(SimpleNamespace(kind="chat", reference=dict(chat)), None)]  # a state no answer is kept for
     assert lane._hunt(here, channels, 0) is None and asked == []  # type: ignore[arg-type]
     worn["chat/turnsLoaded"] = 0  # one rare again: asked
     lane._hunt(here, channels, 0)  # type: ignore[arg-type]
     assert asked == ["asked"]
+    lane._offers(here, channels, 0)  # type: ignore[arg-type]
+    assert asked == ["asked"]  # the same state, asked again within the step: the kept answer
+    lane._offers(here, [(SimpleNamespace(kind="chat", reference=dict(chat)), None)], 0)  # type: ignore[arg-type]
+    assert asked == ["asked", "asked"]  # another state: asked
 
 
 def test_types_with_no_state_effect_are_named_and_never_hunted() -> None:

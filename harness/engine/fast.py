@@ -249,6 +249,8 @@ class FastLane:
         self.offered: dict[tuple[str, str], frozenset[str]] = {}
         #: (action type, effect signature) -> valid steps that had it (`engine/effects.py`)
         self.effects: Counter[tuple[str, tuple[str, ...]]] = Counter()
+        #: (state, what was asked, the offers) of the last `_offers` call
+        self._last_offers: tuple[Any, tuple[Any, ...], list[tuple[str, float, Any]]] | None = None
 
     # pools ------------------------------------------------------------------------------------
 
@@ -358,14 +360,20 @@ class FastLane:
         if sent is not None and mutated:
             self._add(pool, sent)
 
-    @staticmethod
-    def _offers(lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> list[tuple[str, float, Any]]:
+    def _offers(self, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int) -> list[tuple[str, float, Any]]:
         """The strategies' typed offers for channel `ch` in its current state (a group's chat
-        sees its session's directories)."""
+        sees its session's directories). The last answer is kept for the state it was asked on:
+        a step that meets the type hunt, the effect hunt and a pick asks once."""
         stepper = channels[ch][0]
-        kind = stepper.kind
+        kind, state = stepper.kind, stepper.reference
         dirs = _dirs(channels[0][0].reference) if ch > 0 and kind == "chat" else None
-        return generation.type_offers(kind, stepper.reference, lane.profile, dirs)
+        asked = (kind, dirs, lane.profile)
+        last = self._last_offers
+        if last is not None and last[0] is state and last[1] == asked:
+            return last[2]
+        offers = generation.type_offers(kind, state, lane.profile, dirs)
+        self._last_offers = (state, asked, offers)  # the state held: its id is not reused meanwhile
+        return offers
 
     def _rare_here(self, t: str, w: float) -> bool:
         """Type `t`, offered with weight `w`, applies here and is still rare in this run: fewer
