@@ -92,3 +92,22 @@ def test_a_worker_replays_a_bounded_batch_between_steps(monkeypatch: pytest.Monk
     unbounded = _measured("replay", held=control)
     assert max(control) > 80, control
     assert _taken(bounded) == _taken(unbounded)
+
+
+def test_a_replay_builds_again_the_models_the_run_built() -> None:
+    # the lanes' models are built inside the run: `tables_for` picks each profile's rule
+    # handlers there, and the replay counted none of it before `__init__` was recorded
+    assert "__init__" in branches.RECORDED
+    sampler = branches.BranchSampler(mode="replay")
+    sampler.start()
+    try:
+        Model(Profile.named("1.0.0"), check_payloads=True)
+        Model(Profile.named("0.6.0"))
+        built = [c for c in sampler.recorder.calls if c[0] == "__init__"] if sampler.recorder else []
+    finally:
+        sampler.stop()
+    assert len(built) == 2 and built[0][3] == {"check_payloads": True}
+    files = sampler.summary(with_files=True)["files"]
+    dispatch = files["harness/reference/dispatch.py"]
+    # the loop over RULE_HANDLERS in `tables_for`, both ways for a rule (1.0.0 on, 0.6.0 off)
+    assert [76, 77] not in dispatch["missingBranches"] and [76, 75] not in dispatch["missingBranches"]

@@ -4,7 +4,7 @@ and a run of a 1.x profile fuzzes its channels on its own baselines."""
 
 from __future__ import annotations
 
-from harness.engine.arms import RUN_PROFILES_1X, arms_for, lanes_for
+from harness.engine.arms import MODEL_PROFILES, arms_for, lanes_for
 from harness.engine.run import DEFAULT_KINDS, _profile_kinds
 from harness.reference import Model, Profile
 from harness.reference.dispatch import tables_for
@@ -58,8 +58,21 @@ def test_a_1_x_run_fuzzes_its_channels_on_the_1_x_baselines() -> None:
     assert _profile_kinds(DEFAULT_KINDS, Profile.named("0.7.0")) == DEFAULT_KINDS
     assert _profile_kinds(("chat",), v1) == ("chat",)  # kinds asked for by name are kept
     lanes = lanes_for(ReferenceTarget(v1), target_is_model=True, profile=v1)
-    assert [lane.profile for lane in lanes] == [Profile.named(n) for n in RUN_PROFILES_1X]
-    old = lanes_for(ReferenceTarget(Profile.named("0.7.0")), target_is_model=True, profile=Profile.named("0.7.0"))
-    arms = arms_for(kinds, (*lanes, *old))
+    assert [lane.profile for lane in lanes] == [Profile.named(n) for n in MODEL_PROFILES]
+    arms = arms_for(kinds, lanes)
     assert ("canvas", 0) in arms and ("automation", 1) in arms  # 1.0.0 lane, 0.9.0 lane
-    assert not [a for a in arms if a[0] == "automation" and a[1] >= len(lanes)]  # no 0.7.x lane gets them
+    assert not [a for a in arms if a[0] == "automation" and lanes[a[1]].profile.version < (0, 9, 0)]
+
+
+def test_a_model_run_of_any_profile_fuzzes_every_profile_the_model_serves() -> None:
+    # issue 32: a 0.7.0 run of the model reached none of its 0.9.0/1.0.0 or 0.6.0 rules
+    old = Profile.named("0.7.0")
+    lanes = lanes_for(ReferenceTarget(old), target_is_model=True, profile=old)
+    assert lanes[0].profile == old
+    assert {lane.profile for lane in lanes} == {Profile.named(n) for n in MODEL_PROFILES}
+    assert {"1.0.0", "0.9.0", "0.6.0"} <= set(MODEL_PROFILES)
+    assert "0.8.0-c840a57" not in MODEL_PROFILES  # the draft moves index 0: INV-035
+    newest = max((lane.profile for lane in lanes), key=lambda p: p.version)
+    assert {"automation", "canvas"} <= set(_profile_kinds(DEFAULT_KINDS, newest))
+    # an adapter is fuzzed in the profiles it announces only: the model's list is not its
+    assert len(lanes_for(ReferenceTarget(old), target_is_model=False, profile=old)) == 1

@@ -3,11 +3,11 @@
 Tracing a whole fuzz run with coverage.py roughly halves its step rate (the tracer sees every
 call of Hypothesis, the strategies and the checks). The reducers are pure, so there is a cheaper
 way to the same answer: record every `Model.reduce` call of the run (a reference to its inputs,
-no copy) — and the other questions the engine asks the model (`RECORDED`) — and, between
-chunks, replay the batch under coverage. The same inputs take the same branches, so the replayed
-coverage of the reducer modules is exactly the run's; only code of `harness/reference` reached
-*outside* the `Model` (the profile choice of the CLI, the wire codec used by other layers, model
-construction) is not counted. `BranchSampler(mode="trace")` traces everything instead (the bench compares both).
+no copy) — and the other questions the engine asks the model, and the models it builds
+(`RECORDED`) — and, between chunks, replay the batch under coverage. The same inputs take the
+same branches, so the replayed coverage of the reducer modules is exactly the run's; only code
+of `harness/reference` reached *outside* the `Model` (a profile's label, module import) is not
+counted. `BranchSampler(mode="trace")` traces everything instead (the bench compares both).
 
 The data file is combined with the other workers' by the parent at the end
 (harness/report/coverage.py).
@@ -20,23 +20,33 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from harness.reference import payloads
 from harness.reference.dispatch import Model
 from harness.report.coverage import new_coverage, summary_of
 
-_Call = tuple[str, Any, tuple[Any, ...]]
+_Call = tuple[str, Any, tuple[Any, ...], dict[str, Any]]
 
 #: The `Model` methods a run calls: `reduce` for every step, and what the engine asks the model
 #: besides — is this action one every implementation must accept (`wire_problem`, with its
 #: `payload_problem` and `value_problem`), whose reducer owns it (`owner`). Their branches are
 #: the model's judgement of malformed and out-of-profile actions: a replay of `reduce` alone left
 #: them out.
-RECORDED: Final = ("reduce", "wire_problem", "payload_problem", "value_problem", "owner")
+RECORDED: Final = ("reduce", "wire_problem", "payload_problem", "value_problem", "owner", "__init__")
+
+#: Memoized helpers the model calls (a table per protocol version): the run took their branches
+#: once, before the first replay; the first replay in a process clears them so it takes them too.
+MEMOS: Final[tuple[Any, ...]] = (payloads._required_for,)
 
 #: Recorded calls a worker lets the recorder hold before it replays them (`flush_when_full`,
 #: between steps): a batch holds the states and actions it names, which would otherwise die with
 #: their examples — a reference worker's chunk recorded ≈ 6,000 calls holding 12–38 MB, whose
 #: peaks pymalloc's arenas kept (bench/results/campaign.md "Issue 25, memory").
 MAX_BATCH = 1_000
+
+
+def clear_memos() -> None:
+    for memo in MEMOS:
+        memo.cache_clear()
 
 
 class ReduceRecorder:
@@ -48,6 +58,7 @@ class ReduceRecorder:
         self.calls: list[_Call] = []
         self._originals: dict[str, Callable[..., Any]] = {}
         self._depth = 0  # recorded calls in progress (0: the next one is an outermost call)
+        self._replayed = False  # MEMOS are cleared before this process's first replay
 
     def install(self) -> None:
         if self._originals:
@@ -59,12 +70,12 @@ class ReduceRecorder:
     def _wrapper(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
         calls = self.calls
 
-        def recording(model: Any, *args: Any) -> Any:
+        def recording(model: Any, *args: Any, **kwargs: Any) -> Any:
             if self._depth == 0:
-                calls.append((name, model, args))
+                calls.append((name, model, args, kwargs))
             self._depth += 1
             try:
-                return original(model, *args)
+                return original(model, *args, **kwargs)
             finally:
                 self._depth -= 1
 
@@ -82,17 +93,23 @@ class ReduceRecorder:
         seen: set[tuple[Any, ...]] = set()
         batch, self.calls[:] = list(self.calls), []
         n = 0
+        if not self._replayed:
+            self._replayed = True
+            clear_memos()
         self._depth += 1  # what the replayed calls call is not recorded again
         try:
-            for name, model, args in batch:
-                key = (name, id(model), *(id(a) if isinstance(a, dict | list) else a for a in args))
-                if key in seen:
-                    continue  # the probe checks call the reducer again with the very same inputs
-                seen.add(key)
+            for name, model, args, kwargs in batch:
+                if name == "__init__":  # a model built by the run: build one again
+                    model = Model.__new__(Model)
+                else:
+                    key = (name, id(model), *(id(a) if isinstance(a, dict | list) else a for a in args))
+                    if key in seen:
+                        continue  # the probe checks call the reducer again with the very same inputs
+                    seen.add(key)
                 n += 1
                 # MalformedAction and friends raise again: the same branches as in the run.
                 with contextlib.suppress(Exception):
-                    originals[name](model, *args)
+                    originals[name](model, *args, **kwargs)
         finally:
             self._depth -= 1
         return n
@@ -121,6 +138,7 @@ class BranchSampler:
         if self.recorder is not None:
             self.recorder.install()
         else:
+            clear_memos()  # as a replay does: their branches are taken once more, traced
             self.cov.start()
 
     def stop(self) -> None:

@@ -26,11 +26,18 @@ from harness.spec.versions import kinds_of
 from harness.targets.base import Target
 from harness.targets.reference import ReferenceTarget
 
-#: The profiles a reference run exercises: the pinned release, main after it, 0.8.0 (replace).
+#: The 0.x profiles a reference run exercises: the pinned release, main after it, 0.8.0 (replace).
 RUN_PROFILES: Final = ("0.7.0", "0.7.0-main", "0.8.0")
-#: A run of a 1.x-era profile exercises the two baselines 1.0.0 hosts advertise instead
-#: (CHANGELOG 1.0.0: "Advertise only the 1.0.0 and 0.9.0 protocol compatibility baselines").
+#: The two baselines 1.0.0 hosts advertise (CHANGELOG 1.0.0: "Advertise only the 1.0.0 and
+#: 0.9.0 protocol compatibility baselines").
 RUN_PROFILES_1X: Final = ("1.0.0", "0.9.0")
+#: The profiles the in-process model is fuzzed in, whatever the run's profile (a target is
+#: fuzzed in every profile it announces, issue 32): the run's own profile first. With only its
+#: era's lanes a 0.7.0 run never reached the model's 0.9.0/1.0.0 rules nor the 0.6.0 ones.
+#: Not: 0.5.x (the 0.6.0 rules, fewer types) and the 0.8.0 draft snapshot `0.8.0-c840a57`, which
+#: moves index 0 on a replace — what INV-035 forbids and released 0.8.0 fixed.
+MODEL_PROFILES: Final = (*RUN_PROFILES_1X, *RUN_PROFILES, "0.6.0")
+
 #: The pseudo-kind of a multi-channel example: a session and 1–3 of its chats.
 GROUP: Final = "group"
 DECAY: Final = 0.5
@@ -66,8 +73,7 @@ def lanes_for(
 ) -> tuple[Lane, ...]:
     """The lanes of a run: `profile` first, then every other profile the target supports
     (`profiles` overrides what the target announces)."""
-    wanted = list(profiles) if profiles is not None else _supported(target, target_is_model, profile)
-    ordered = [profile, *(p for p in wanted if p != profile)]
+    ordered = lane_profiles(target, target_is_model=target_is_model, profile=profile, profiles=profiles)
     lanes = []
     for p in ordered:
         t = target if p == profile else _target_for(target, p, target_is_model)
@@ -77,10 +83,18 @@ def lanes_for(
     return tuple(lanes)
 
 
+def lane_profiles(
+    target: Any, *, target_is_model: bool, profile: Profile, profiles: Sequence[Profile] | None = None,
+) -> list[Profile]:
+    """The profiles of a run's lanes, `profile` first (a lane whose target cannot be made for
+    its profile is dropped later, by `lanes_for`)."""
+    wanted = list(profiles) if profiles is not None else _supported(target, target_is_model, profile)
+    return [profile, *(p for p in wanted if p != profile)]
+
+
 def _supported(target: Any, target_is_model: bool, profile: Profile) -> list[Profile]:
     if target_is_model:
-        names = RUN_PROFILES if profile.version < (0, 9, 0) else RUN_PROFILES_1X
-        return [Profile.named(n) for n in names]
+        return [Profile.named(n) for n in MODEL_PROFILES]
     announced = getattr(target, "profiles", None)
     if isinstance(announced, tuple) and hasattr(target, "for_profile"):
         return [Profile.named(n) for n in announced if isinstance(n, str)]

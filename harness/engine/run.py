@@ -47,7 +47,7 @@ from harness.reference import NO_STATE_EFFECT, Model, Profile
 from harness.spec.versions import KINDS, kinds_of
 from harness.targets.base import Target, TargetSetupError
 
-from .arms import Bandit, arms_for, lane_schema, lanes_for
+from .arms import Bandit, arms_for, lane_profiles, lane_schema, lanes_for
 from .chunks import (
     _GuardedTarget,
     _SessionFailed,
@@ -97,7 +97,9 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
         with control.shielded():  # a signal never cuts a finding or a report in half
             bus.emit(event)
 
-    kinds, skipped = _announced_kinds(_profile_kinds(config.kinds, config.profile), config.target)
+    newest = max(lane_profiles(config.target, target_is_model=config.target_is_model, profile=config.profile,
+                               profiles=config.profiles), key=lambda p: p.version)
+    kinds, skipped = _announced_kinds(_profile_kinds(config.kinds, newest), config.target)
     if not kinds:
         raise ValueError(
             f"the target implements none of the kinds asked for ({', '.join(config.kinds)}); "
@@ -279,7 +281,8 @@ def _finish(
 
 def _profile_kinds(asked: tuple[str, ...], profile: Profile) -> tuple[str, ...]:
     """The default kinds are every channel kind the profile's version has (0.9.0 adds the
-    automation channels, 1.0.0 the canvas); kinds asked for by name are kept as asked."""
+    automation channels, 1.0.0 the canvas) — the run passes its newest lane's profile, and each
+    lane fuzzes the kinds its own version has (`arms_for`); kinds asked for by name are kept as asked."""
     if asked != DEFAULT_KINDS:
         return asked
     return asked + tuple(k for k in kinds_of(profile.version) if k not in asked)
