@@ -12,7 +12,8 @@ import pytest
 from hypothesis import strategies as st
 
 from harness.engine import fast, mutation
-from harness.engine.effects import effect
+from harness.engine.effects import effect, near_miss
+from harness.engine.mutation import ids_by_key
 from harness.reference import Model, Profile
 
 P8 = Profile.named("0.8.0")
@@ -87,7 +88,7 @@ def test_the_effect_hunt_sends_the_pooled_payload_whose_effect_is_rare_here(monk
     t = "session/workingDirectoryReplaced"
     pooled = [(0, {"type": t, "directory": "file:///x", "replacement": "file:///y"}) for _ in range(8)]
     pool = fast.ArmPool(by_type={t: pooled})
-    seen = Counter({(t, ("/workingDirectories/*=",)): 50, (t, ()): 50,
+    seen = Counter({(t, ("/workingDirectories/*=",)): 50, (t, ("noop",)): 50,
                     (t, ("/workingDirectories[2→1]", "/workingDirectories[head]")): 50})
     lane = _lane(P8, seen)
     channels = [(SimpleNamespace(kind="session", reference=session), None)]
@@ -159,3 +160,27 @@ def test_draws_fall_back_to_the_engine_when_the_internal_api_changed(monkeypatch
         monkeypatch.undo()
         draws._internal_ok.cache_clear()
     assert draws._internal_ok()
+
+
+def test_a_no_op_is_named_by_how_its_ids_missed() -> None:
+    # the typed client's bug (issue 32): a delta naming an older turn while a part of its
+    # partId streams in the active one; the reducer must ignore it, and one that matches the
+    # part alone appends. As `()` it was the commonest effect of chat/delta, never hunted.
+    state = {"turns": [{"id": "t1"}], "activeTurn": {"id": "t2", "responseParts": [{"kind": "markdown", "id": "p1"}]}}
+    ids = ids_by_key(state)
+    older = {"type": "chat/delta", "turnId": "t1", "partId": "p1", "content": "x"}
+    unknown = {"type": "chat/delta", "turnId": "t2", "partId": "p9", "content": "x"}
+    assert near_miss(older, ids) == ("noop", "turnId∈", "partId=")
+    assert near_miss(unknown, ids) == ("noop", "turnId=", "partId∉")
+    assert near_miss({"type": "chat/delta", "content": "x"}, ids) == ("noop",)  # no id named
+    assert effect(state, state, older) == ()  # a change's signature is never a near miss's
+
+
+def test_a_part_id_is_retargeted_to_a_part_the_state_holds() -> None:
+    # `partId` names a `responseParts` entry's `id`: without the last-word name a pooled delta
+    # kept its drawn partId, matching no part of this state (the near miss above never came)
+    state = {"turns": [{"id": "t1"}], "activeTurn": {"id": "t2", "responseParts": [{"kind": "markdown", "id": "p1"}]}}
+    assert ids_by_key(state)["partId"] == ["p1"]
+    m = mutation.Mutator(random.Random(3), fast.FastStats())
+    out = m.retarget({"type": "chat/delta", "turnId": "t9", "partId": "p7", "content": "x"}, state)
+    assert out["partId"] == "p1" and out["turnId"] in ("t1", "t2")

@@ -147,3 +147,28 @@ def _enums(value: Any, key: str, out: set[tuple[str, str]], depth: int) -> None:
         elif isinstance(value, list):
             for v in value:
                 _enums(v, key, out, depth + 1)
+
+
+def near_miss(action: Any, ids: dict[str, list[Any]]) -> tuple[str, ...]:
+    """A no-op's signature: which of `action`'s top-level id fields name something the state
+    holds under that name (`ids`: `engine.mutation.ids_by_key` of the state) — the newest one
+    (`key=`), an older one (`key∈`) or nothing (`key∉`).
+
+    A step that changed nothing is one effect, `()`, however it missed; yet the misses are
+    branches too: a `chat/delta` naming an older turn while a part of its `partId` streams in
+    the active one must stay a no-op, and a reducer that matches the part alone appends to it
+    (issue 32: one typed client's bug, found when that near miss came by chance). The signature
+    starts with `noop` so it never equals a change's."""
+    if not isinstance(action, dict):
+        return ("noop",)
+    tokens = ["noop"]
+    for key, value in action.items():
+        if key == "type" or not isinstance(value, str) or key not in ids and not _idish(key):
+            continue
+        held = ids.get(key) or ()
+        tokens.append(f"{key}=" if held and held[-1] == value else f"{key}∈" if value in held else f"{key}∉")
+    return tuple(tokens)
+
+
+def _idish(key: str) -> bool:
+    return key == "id" or key.endswith(("Id", "Uri"))

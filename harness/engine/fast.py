@@ -58,7 +58,7 @@ from .chunks import (
 )
 from .config import RunConfig, RunSummary
 from .control import RunControl
-from .effects import effect
+from .effects import effect, near_miss
 from .events import Notice
 from .machine import FindingFailure, Recorder, Trace, group_trace, judge_step
 from .mutation import EMPTY_CONTAINER, Mutator, id_repeats, ids_by_key, repeats_an_id
@@ -460,7 +460,7 @@ class FastLane:
                 after = model.reduce(kind, state, action, now)
             except MalformedAction:
                 continue
-            seen = self.effects[(t, effect(state, after, action))]
+            seen = self.effects[(t, effect(state, after, action) or near_miss(action, ids))]
             if seen < EFFECT_RARE:
                 ranked.append((seen, i, action, after))
         # The rarest first; the costlier checks only until one passes: schema-valid, and no id
@@ -615,7 +615,7 @@ class FastLane:
         if changed:
             rec.changed[label] += 1
         if not adversarial and result.expected is not None:
-            key = (label, effect(before, result.expected, action))
+            key = (label, effect(before, result.expected, action) or near_miss(action, ids_by_key(before)))
             if key not in self.effects:
                 self.stats.distinct_effects += 1
             self.effects[key] += 1

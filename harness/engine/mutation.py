@@ -9,6 +9,7 @@ both lanes judge a mutated action by (an id repeated inside one collection makes
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Final, Protocol
@@ -209,7 +210,13 @@ def _family(value: str) -> str:
 def _id_names(parent: str) -> tuple[str, ...]:
     base = parent[6].lower() + parent[7:] if parent.startswith("active") and len(parent) > 6 else parent
     singular = base[:-1] if base.endswith("s") else base
-    return tuple(dict.fromkeys(("id", f"{singular}Id", f"{base}Id")))
+    # and by its last word: an action names a `responseParts` entry's id `partId`
+    last = _LAST_WORD.search(singular)
+    tail = (last.group(0).lower() + "Id",) if last else ()
+    return tuple(dict.fromkeys(("id", f"{singular}Id", f"{base}Id", *tail)))
+
+
+_LAST_WORD: Final = re.compile(r"(?<=[a-z])[A-Z][a-z]+\Z")
 
 
 class Mutator:
