@@ -163,7 +163,7 @@ def near_miss(action: Any, ids: dict[str, list[Any]]) -> tuple[str, ...]:
         return ("noop",)
     tokens = ["noop"]
     for key, value in action.items():
-        if key == "type" or not isinstance(value, str) or key not in ids and not _idish(key):
+        if key == "type" or not isinstance(value, str) or (key not in ids and not _idish(key)):
             continue
         held = ids.get(key) or ()
         tokens.append(f"{key}=" if held and held[-1] == value else f"{key}∈" if value in held else f"{key}∉")
