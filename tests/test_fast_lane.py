@@ -510,6 +510,34 @@ def test_a_lane_whose_session_cannot_open_is_a_dropped_kind_not_an_internal_erro
     assert newer.label == "0.8.0"
 
 
+def test_hangs_that_size_explains_retire_every_large_action_whatever_its_type() -> None:
+    # a quadratic parser hangs on bytes, not on a type: two types that hung large and answered
+    # small retire every action from the second-smallest bound, in any kind (class 6)
+    from harness.engine.retired import ValueClasses
+
+    classes = ValueClasses()
+    told: list[tuple[int, int]] = []
+    classes.on_size = lambda size, n: told.append((size, n))
+    big = {"type": "chat/delta", "content": "x" * 900}
+    other = {"type": "session/titleChanged", "title": "y" * 700}
+    classes.saw("chat", big, hung=True)
+    classes.saw("session", other, hung=True)
+    lone = {"type": "terminal/data", "data": "z" * 2000}
+    assert not classes("terminal", lone)  # two hangs are not yet evidence of size
+    classes.saw("chat", {"type": "chat/delta", "content": "x"}, hung=False)
+    classes.saw("session", {"type": "session/titleChanged", "title": "y"}, hung=False)
+    bound = classes.any_type
+    assert bound is not None and told == [(bound, 2)]
+    assert classes("terminal", lone) and not classes("terminal", {"type": "terminal/data", "data": "z"})
+    assert {"kind": "*", "type": "*", "fromBytes": bound} in classes.to_json()
+    # the control: types that hang at every size (a deadlocked handler) are no evidence for size
+    stuck = ValueClasses()
+    for t in ("chat/delta", "chat/usage", "chat/reasoning"):
+        stuck.saw("chat", {"type": t, "content": "x"}, hung=True)
+        stuck.saw("chat", {"type": "chat/draftChanged", "text": "ok"}, hung=False)
+    assert stuck.any_type is None and not stuck("chat", {"type": "chat/error", "content": "x" * 5000})
+
+
 def test_a_target_that_stops_answering_a_kind_loses_the_kind_after_a_few_hangs() -> None:
     # the control of the value-class rule: hangs in a row on different actions, nothing answered
     # between, are the kind's (each later step would wait out its timeout)

@@ -192,6 +192,9 @@ def retirement_notices(recorder: Recorder, emit: Callable[[Event], None]) -> Non
     recorder.retired.on_retire = lambda kind, atype, size: emit(Notice(
         f"the target hung on {kind} ({atype}, {size} bytes of JSON): {atype} actions of {size} bytes "
         f"or more are not sent to {kind} again in this run; {kind} goes on being fuzzed"))
+    recorder.retired.on_size = lambda size, classes: emit(Notice(
+        f"the target hung on actions of {classes} types: taking size for the cause, no action of "
+        f"{size} bytes of JSON or more is sent again in this run, whatever its type"))
 
 
 def _confirm(

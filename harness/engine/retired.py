@@ -4,7 +4,9 @@ A target that does not answer an action within its timeout costs that timeout ev
 meets the like again. A run retires the *value class* of the action — its type, at its size
 (bytes of compact JSON) and above, in its state kind — never the kind: the kind goes on being
 fuzzed with everything else (a per-input timeout, as AFL and libFuzzer keep). A later hang of a
-smaller action of the type lowers the bound. Both lanes skip a retired action before sending
+smaller action of the type lowers the bound. Once `BY_SIZE` classes hung on a large action and
+answered a smaller one of their type, size is taken for the cause: actions of any type and kind
+from the second-smallest of their bounds are retired too (`any_type`). Both lanes skip a retired action before sending
 it, and the probe checks do not call the target with one (`ProbeSkipped`). A target that hangs
 `HOPELESS` times in a row in a kind, with no answer between, hangs on the kind itself (it stopped
 answering): then, and only then, the kind is dropped.
@@ -41,6 +43,12 @@ def action_size(action: Any) -> int:
 #: Hangs in a row in one kind, with no answered step between them, after which the kind itself is
 #: what the target hangs on (a target that stopped answering at all): the kind is dropped.
 HOPELESS = 3
+#: Classes that hung on a large action of their type and answered a smaller one, after which size
+#: alone is taken for the cause: every action at least as large as the second-smallest of their
+#: bounds is retired, whatever its type and kind (a quadratic parser is slow on bytes, not on an
+#: action type: one timeout per type was dozens of timeouts before the run got anywhere). A type
+#: that hangs at every size (a handler that deadlocks) is no evidence for size, and counts not.
+BY_SIZE = 2
 
 
 class ValueClasses:
@@ -51,6 +59,12 @@ class ValueClasses:
         self.streak: dict[str, int] = {}  # hangs in a row per kind
         #: Told when a class is first retired: (kind, action type, size).
         self.on_retire: Callable[[str, str, int], None] = lambda kind, atype, size: None
+        #: The classes that answered an action smaller than their bound (size-shaped hangs).
+        self.sized: set[tuple[str, str]] = set()
+        #: The size from which every action is retired (`BY_SIZE` sized classes), None before.
+        self.any_type: int | None = None
+        #: Told when `any_type` is first set or lowered: (size, classes that hung).
+        self.on_size: Callable[[int, int], None] = lambda size, classes: None
 
     def retire(self, kind: str, action: Any) -> None:
         key = (kind, action_label(action))
@@ -59,14 +73,29 @@ class ValueClasses:
         if key not in self.bounds:
             self.on_retire(kind, key[1], size)
         self.bounds[key] = min(size, self.bounds.get(key, size))
+        self._by_size()
+
+    def _by_size(self) -> None:
+        if len(self.sized) < BY_SIZE:
+            return
+        bound = sorted(self.bounds[k] for k in self.sized)[BY_SIZE - 1]
+        if self.any_type is None or bound < self.any_type:
+            self.any_type = bound
+            self.on_size(bound, len(self.sized))
 
     def saw(self, kind: str, action: Any, hung: bool) -> None:
         """One step's outcome, in either lane: a hang retires the action's value class (never the
         kind); an answer says the hangs so far were of their classes."""
         if hung:
             self.retire(kind, action)
-        else:
-            self.answered(kind)
+            return
+        self.answered(kind)
+        if self.bounds:
+            key = (kind, action_label(action))
+            bound = self.bounds.get(key)
+            if bound is not None and key not in self.sized and action_size(action) < bound:
+                self.sized.add(key)  # it answers the type when smaller: the size hung
+                self._by_size()
 
     def answered(self, kind: str) -> None:
         """A step of `kind` got an answer: the hangs so far were of their classes, not the kind's."""
@@ -82,7 +111,12 @@ class ValueClasses:
         if not self.bounds:
             return False
         limit = self.bounds.get((kind, action_label(action)))
+        if self.any_type is not None:
+            limit = self.any_type if limit is None else min(limit, self.any_type)
         return limit is not None and action_size(action) >= limit
 
     def to_json(self) -> list[dict[str, Any]]:
-        return [{"kind": k, "type": t, "fromBytes": n} for (k, t), n in sorted(self.bounds.items())]
+        out = [{"kind": k, "type": t, "fromBytes": n} for (k, t), n in sorted(self.bounds.items())]
+        if self.any_type is not None:
+            out.append({"kind": "*", "type": "*", "fromBytes": self.any_type})
+        return out
