@@ -560,3 +560,29 @@ def test_a_tool_calls_own_status_in_the_payload_does_not_make_the_chats_status_w
     upd = {"type": "session/chatUpdated", "chat": "ahp-chat:/c1", "changes": {"status": 9}}
     sv = StepView("session", upd, session, session, {"chats": [{"resource": "ahp-chat:/c1", "status": 9}]}, session)
     assert [c.key for c in sv.causes] == [("unapplied", "session/chatUpdated")]
+
+
+def test_an_item_moved_with_a_difference_it_already_had_is_that_difference_not_unapplied() -> None:
+    # issue 32's DUP (crafted objects_as_strings, seeds 1, 4, 5): a target that writes `_meta`
+    # objects as JSON text reorders its queue; m1 moves from index 0 to 1 carrying its string,
+    # which the move-aware "left as it was" read as the reorder undone (`unapplied`)
+    from harness.reference import Model
+
+    m1 = {"id": "m1", "message": {"text": "", "_meta": {"source": "ok"}}}
+    m4 = {"id": "m4", "message": {"text": ""}}
+    as_text = {"id": "m1", "message": {"text": "", "_meta": json.dumps({"source": "ok"})}}
+    before = {"queuedMessages": [m1, m4]}
+    target_before = {"queuedMessages": [as_text, m4]}
+    action = {"type": "chat/queuedMessagesReordered", "order": ["m4", "m1"]}
+    expected = Model(Profile.named("0.7.0")).reduce("chat", before, action, 0)
+    assert [q["id"] for q in expected["queuedMessages"]] == ["m4", "m1"]
+    view = StepView("chat", action, before, target_before, expected, {"queuedMessages": [m4, as_text]})
+    assert [c.key for c in view.causes] == [("type", "object", "string")]
+    # the control: an item that moved as the model's own value and stayed so is left as it was
+    # (a turn's end moves activeTurn into turns; a tool call it leaves open is the action's)
+    call = {"toolCallId": "tc1", "status": "running"}
+    turn = {"id": "t1", "responseParts": [{"kind": "toolCall", "toolCall": call}]}
+    ended = {"id": "t1", "responseParts": [{"kind": "toolCall", "toolCall": {**call, "status": "cancelled"}}]}
+    stays = StepView("chat", {"type": "chat/turnCancelled", "turnId": "t1"}, {"activeTurn": turn, "turns": []},
+                     {"activeTurn": turn, "turns": []}, {"turns": [ended]}, {"turns": [turn]})
+    assert ("unapplied", "chat/turnCancelled") in [c.key for c in stays.causes]

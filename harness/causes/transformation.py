@@ -388,7 +388,13 @@ class StepView:
         if _loosely_equal(at_path(self.target_before, p), b):
             return True
         moved = moved_from(self.expected, self.target_before, p)
-        return moved is not None and _loosely_equal(at_path(self.target_before, moved), b)
+        if moved is None:
+            return False
+        was = at_path(self.target_before, moved)
+        # the value came along with its object, as the target already held it differently from
+        # the model before the step (an object it writes as a string, moved by a reorder): that
+        # earlier difference's, carried — not the action left undone
+        return _loosely_equal(was, b) and not _differs(at_path(self.before, moved), was)
 
     def _duplicate_id(self, p: tuple[Any, ...]) -> Cause | None:
         """The difference sits in a list item that shares an identifier (`toolCallId`,
