@@ -586,3 +586,25 @@ def test_an_item_moved_with_a_difference_it_already_had_is_that_difference_not_u
     stays = StepView("chat", {"type": "chat/turnCancelled", "turnId": "t1"}, {"activeTurn": turn, "turns": []},
                      {"activeTurn": turn, "turns": []}, {"turns": [ended]}, {"turns": [turn]})
     assert ("unapplied", "chat/turnCancelled") in [c.key for c in stays.causes]
+
+
+def test_what_a_turn_end_drops_from_a_call_it_moves_is_the_action_left_undone() -> None:
+    # issue 32's DUP (mutant turn_end_keeps_open_tool_calls, seed 4): the model cancels the
+    # streaming call it moves into `turns` and drops its `partialInput`; a target that keeps the
+    # call as it was showed `unapplied chat/turnComplete` and, beside it, `added partialInput`
+    # (the model's value before was read at the new path, where there was none)
+    from harness.reference import Model
+
+    call = {"toolCallId": "tc1", "toolName": "bash", "status": "streaming", "partialInput": '"ls"}',
+            "invocationMessage": ""}
+    turn = {"id": "t1", "message": {"text": "hi"}, "startedAt": "1970-01-01T00:00:00.000Z",
+            "responseParts": [{"kind": "toolCall", "toolCall": call}]}
+    before = {"resource": "ahp-chat:/c1", "title": "t", "status": 8, "modifiedAt": "1970-01-01T00:00:00.000Z",
+              "turns": [], "activeTurn": turn}
+    action = {"type": "chat/turnComplete", "turnId": "t1", "duration": 5}
+    expected = Model(Profile.named("0.7.0")).reduce("chat", before, action, 5)
+    done = expected["turns"][-1]["responseParts"][0]["toolCall"]
+    assert done["status"] == "cancelled" and "partialInput" not in done
+    kept = {**expected, "turns": [{**expected["turns"][-1], "responseParts": turn["responseParts"]}]}
+    view = StepView("chat", action, before, before, expected, kept)
+    assert [c.key for c in view.causes] == [("unapplied", "chat/turnComplete")]

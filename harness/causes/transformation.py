@@ -442,7 +442,12 @@ class StepView:
             # that drops empty values cannot say that it went away (unless the target, asked to
             # echo its own state, keeps that value: then it ignored the action — below)
             return classify(p, b, ABSENT, self.type)
-        changed = _differs(at_path(self.before, p), a)
+        prior = at_path(self.before, p)
+        if prior is ABSENT:  # an object the step moved (activeTurn into turns): its value where it was
+            moved = moved_from(self.expected, self.before, p)
+            if moved is not None:
+                prior = at_path(self.before, moved)
+        changed = _differs(prior, a)
         if c.transformation not in _CONTEXT_FREE and changed:
             dup = self._duplicate_id(p)
             if dup is not None:
