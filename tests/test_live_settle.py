@@ -18,8 +18,9 @@ from harness.live.client import DEFAULT_CLIENTS, SimClient
 from harness.live.loop import EventLoopThread
 from harness.live.pool import ConnectionPool
 from harness.live.replay import finding_from_run, replay_live
-from harness.live.run import LiveRun, _projected_keys
+from harness.live.run import LiveRun
 from harness.live.settle import LEAN, THOROUGH, SettlePolicy
+from harness.live.snapshots import _projected_keys
 from harness.targets.live import ROOT, LiveTarget
 from tests.live_setup import setup_session
 

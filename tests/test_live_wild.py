@@ -214,12 +214,12 @@ def test_a_hostile_host_never_crashes_the_run() -> None:
 def test_a_harness_failure_still_finishes_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Our own bug (here: a live check that raises) is exit 3, with report.json `error` and junit.xml."""
     from harness.cli import main
-    from harness.live import run as live_run
+    from harness.live import settle
 
     def broken(*_: Any, **__: Any) -> Any:
         raise RuntimeError("a bug of ours")
 
-    monkeypatch.setattr(live_run, "check_live", broken)
+    monkeypatch.setattr(settle, "check_live", broken)
     out = tmp_path / "run"
     code = main(["run", "--target", "host:embedded", "--budget", "600s", "--chunks", "1", "--seed", "1", "--quiet",
                  "--out", str(out)])
