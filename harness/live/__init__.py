@@ -5,9 +5,11 @@ wire connection, the live invariants and the corpus; the engine never imports it
 imports a reporter (tests/test_layering.py). The rooms:
 
 * `machine` — the live campaign: the Hypothesis machine over live ops, findings, host restarts;
-* `run` — one live run (`LiveRun`): ops, quiescence, fresh snapshots, the live checks;
+* `run` — one live run (`LiveRun`): its clients and ops; `expect` — what the host must echo for
+  an op (`Expectations`); `settle` — how an op settles (`SettlePolicy`) and the quiescence before
+  the live checks (`Settling`); `snapshots` — fresh snapshots per client profile (`FreshSnapshots`);
 * `client` — one simulated client (`SimClient`, `ClientSpec`); `pool` — connections kept across
-  runs; `loop` — the run's event loop; `settle` — how an op settles (`SettlePolicy`);
+  runs; `loop` — the run's event loop;
   `failure` — a hang or a dropped connection (`LiveFailure`);
 * `ops` — the scenarios that draw ops; `replay` — replaying and shrinking a live finding;
 * `keeper` — the host process kept alive (`HostKeeper`); `wild` — hosts that are not
