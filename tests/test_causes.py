@@ -608,3 +608,20 @@ def test_what_a_turn_end_drops_from_a_call_it_moves_is_the_action_left_undone() 
     kept = {**expected, "turns": [{**expected["turns"][-1], "responseParts": turn["responseParts"]}]}
     view = StepView("chat", action, before, before, expected, kept)
     assert [c.key for c in view.causes] == [("unapplied", "chat/turnComplete")]
+
+
+def test_an_empty_value_the_encoder_drops_after_a_no_op_that_emptied_a_null_is_the_encoder() -> None:
+    # the 40-chunk recall run of cfaae50 (three-causes and the Go client, seed 4): metaChanged
+    # `{_meta: {}}` on `_meta: {"traceId": null}` — a no-op where null is absent — and an encoder
+    # that drops empty objects: `_meta` gone is the encoder's `dropped-empty`, not the action's
+    before = {"title": "", "_meta": {"traceId": None}}
+    action = {"type": "session/metaChanged", "_meta": {}}
+    expected = {"title": "", "_meta": {}}
+    observed = {"title": ""}
+    view = StepView("session", action, before, before, expected, observed, echo_on=lambda s: s)
+    assert [c.key for c in view.causes] == [("dropped-empty",)]
+    # the control: the target held that very `{}` and keeps it when it echoes itself; losing it
+    # on a no-op is what the action did
+    kept = {"title": "", "_meta": {}}
+    lost = StepView("session", action, kept, kept, kept, observed, echo_on=lambda s: s)
+    assert [c.key for c in lost.causes] == [("not-a-no-op", "session/metaChanged")]

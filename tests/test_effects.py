@@ -216,3 +216,20 @@ def test_a_step_with_a_new_effect_makes_the_next_step_hunt(monkeypatch: pytest.M
     monkeypatch.setattr(fast.FastLane, "_record", never_novel)
     off = hunted()
     assert off["novelHunts"] == 0 and off["hunted"] + off["effectHunted"] == 0
+
+
+def test_an_active_turn_under_a_finished_turns_id_repeats_an_id() -> None:
+    # the recall run of cfaae50 (turn_end_no_duration_clamp, seed 2): a retargeted turnStarted
+    # named the history's `t3`; ended, the two turns of one id read as namesakes (`duplicate-id`)
+    # — a state no host makes, so the step must be a probe (`_collides`, the effect hunt)
+    history = [{"id": "t3", "state": "error", "responseParts": []}]
+    assert mutation.id_repeats({"turns": history, "activeTurn": {"id": "t3"}}) == 1
+    assert mutation.id_repeats({"turns": history, "activeTurn": {"id": "t4"}}) == 0
+    assert mutation.id_repeats({"turns": [*history, {"id": "t3"}]}) == 1
+    model = Model(Profile.named("0.7.0"))
+    state = {"resource": "ahp-chat:/c1", "title": "t", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+             "turns": history}
+    again = {"type": "chat/turnStarted", "turnId": "t3", "startedAt": "1970-01-01T00:00:00.000Z",
+             "message": {"text": "", "origin": {"kind": "user"}}}
+    assert fast.FastLane._collides(model, "chat", state, again, 5)
+    assert not fast.FastLane._collides(model, "chat", state, {**again, "turnId": "t4"}, 5)

@@ -366,8 +366,10 @@ class StepView:
         """An empty value the target held before the step, and holds when it echoes that state, lost
         on it: not how the target writes values out (an encoder that drops empties loses it in its
         echo too), but what it did with the action."""
-        return (c.transformation == "dropped-empty" and at_path(self.target_before, d[0]) is not ABSENT
-                and self._holds(d[0]))
+        held = at_path(self.target_before, d[0])
+        # the very empty value: `{"traceId": null}` is `{}` only where null is absent, and an
+        # encoder that drops `{}` kept it — the step made it `{}`, which the encoder then drops
+        return c.transformation == "dropped-empty" and held is not ABSENT and held == d[1] and self._holds(d[0])
 
     def _holds(self, p: tuple[Any, ...]) -> bool:
         """The target, echoing its own state before the step (a no-op on it), keeps a value at

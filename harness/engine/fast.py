@@ -560,10 +560,11 @@ class FastLane:
                     adv = pool.adversarial.get(k)
                     if adv:
                         probe, action = True, rng.choice(adv)
+                spliced = mutated  # a payload met a state it was not drawn for
                 if action is PICK:
                     action, fresh = self._pick(pool, lane, channels, ch)
                     if not fresh:  # a pooled payload names another state's ids
-                        action = self.mutator.retarget(action, stepper.reference)
+                        action, spliced = self.mutator.retarget(action, stepper.reference), True
                 elif mutated and not probe and not fresh and rng.random() < RETARGET:
                     action = self.mutator.retarget(action, stepper.reference)
                 pooled, op = action, None  # retargeted: the same JSON types, valid by construction
@@ -581,7 +582,7 @@ class FastLane:
                     lane.model.schema is not None and op != EMPTY_CONTAINER and not repeats_an_id(action)
                 )
                 valid = not probe and checkable and self._valid(lane.model, k, action)
-                if valid and mutated and self._collides(lane.model, k, stepper.reference, action, now):
+                if valid and spliced and self._collides(lane.model, k, stepper.reference, action, now):
                     valid = False  # an id this state already holds elsewhere: a state no host makes
                 if not probe and not valid:
                     self.stats.probes_from_mutation += 1

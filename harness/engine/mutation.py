@@ -146,14 +146,24 @@ def repeats_an_id(value: Any) -> bool:
 
 def id_repeats(state: Any) -> int:
     """How often an object `id` repeats within the whole tree of one top-level collection of
-    `state` (nested children included)."""
+    `state` (nested children included). An `activeX` object belongs to the collection `xs` it
+    moves into (`activeTurn` to `turns`): a turn started under a finished turn's id makes two
+    turns of one id when it ends (the recall run of cfaae50: a turnCancelled on such a state,
+    seen as two namesakes, `duplicate-id`)."""
     total = 0
     if isinstance(state, dict):
-        for v in state.values():
+        for key, v in state.items():
             if isinstance(v, list):
-                ids = list(_object_ids(v))
+                active = state.get(_active_of(key))
+                ids = list(_object_ids([*v, active] if isinstance(active, dict) else v))
                 total += len(ids) - len(set(ids))
     return total
+
+
+def _active_of(key: str) -> str:
+    """`turns` -> `activeTurn`: the top-level object that joins the collection `key` when it ends."""
+    singular = key[:-1] if key.endswith("s") else key
+    return "active" + singular[:1].upper() + singular[1:]
 
 
 def _object_ids(value: Any) -> Iterator[str]:
