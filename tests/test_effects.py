@@ -186,38 +186,6 @@ def test_a_part_id_is_retargeted_to_a_part_the_state_holds() -> None:
     assert out["partId"] == "p1" and out["turnId"] in ("t1", "t2")
 
 
-def test_a_step_with_a_new_effect_makes_the_next_step_hunt(monkeypatch: pytest.MonkeyPatch) -> None:
-    # NOVEL_HUNT: with the two hunts' own shares at 0, every hunt of this run comes from a step
-    # the run had not seen the effect of; the control turns that off and sees none
-    from harness.engine.events import EventBus
-    from harness.engine.run import RunConfig, run_campaign
-    from harness.targets.reference import ReferenceTarget
-
-    monkeypatch.setattr(fast, "HUNT", 1e-12)  # a random roll never falls below
-    monkeypatch.setattr(fast, "EFFECT_HUNT", 1e-12)
-    p = Profile.named("0.7.0")
-
-    def hunted() -> dict[str, Any]:
-        config = RunConfig(target=ReferenceTarget(p), target_spec="reference", target_is_model=True, profile=p,
-                           seed=4, budget_s=None, max_chunks=2, chunk_examples=8, kinds=("chat",),
-                           heartbeat_s=0, lane="fast", profiles=(p,))
-        stats: dict[str, Any] = run_campaign(config, EventBus()).extra["fastLane"]
-        return stats
-
-    on = hunted()
-    assert on["novelHunts"] > 0 and on["hunted"] + on["effectHunted"] > 0
-    real = fast.FastLane._record
-
-    def never_novel(self: Any, *args: Any) -> bool:
-        out = real(self, *args)
-        self.novel = False
-        return out
-
-    monkeypatch.setattr(fast.FastLane, "_record", never_novel)
-    off = hunted()
-    assert off["novelHunts"] == 0 and off["hunted"] + off["effectHunted"] == 0
-
-
 def test_an_active_turn_under_a_finished_turns_id_repeats_an_id() -> None:
     # the recall run of cfaae50 (turn_end_no_duration_clamp, seed 2): a retargeted turnStarted
     # named the history's `t3`; ended, the two turns of one id read as namesakes (`duplicate-id`)

@@ -113,11 +113,6 @@ HUNT: Final = 0.25
 #: the list shrank instead of changing in place, the queue key went, a call's `running` became
 #: `cancelled` — this run has seen least, if it has seen it fewer than `EFFECT_RARE` times.
 EFFECT_HUNT: Final = 0.25
-#: NOVEL_HUNT: after a step whose effect (`engine/effects.py`) the run had never seen, the next
-#: step always hunts (both hunts): a new effect made a new state, and what is rare there is found
-#: from it or not at all (a chat just ended by `chat/error`, where a tool-call update that matches
-#: nothing still recomputes the status: the Go client's bug, 4 of 5 seeds while left to the
-#: `EFFECT_HUNT` share). New effects grow rare as a run goes on, so the cost fades with them.
 EFFECT_CANDIDATES: Final = 8
 EFFECT_RARE: Final = 8
 #: Chance that a mutated trace starts from a state whose bitsets got a high bit (`Mutator.edge_state`):
@@ -161,7 +156,6 @@ class FastStats:
     fresh_draws: Counter[str] = field(default_factory=Counter)  # per type: payloads drawn for a state (RARE_FRESH)
     hunted: int = 0  # rare types sent where they applied (HUNT)
     effect_hunted: int = 0  # payloads sent for a rarely seen effect (EFFECT_HUNT)
-    novel_hunts: int = 0  # steps that hunted because the step before had a new effect (NOVEL_HUNT)
     distinct_effects: int = 0  # (type, effect) pairs the valid steps had
 
     def to_json(self) -> dict[str, Any]:
@@ -170,7 +164,7 @@ class FastStats:
             "fieldMutations": dict(sorted(self.field_mutations.items())),
             "mutatedActionsProbed": self.probes_from_mutation, "corpusAdditions": self.corpus_additions,
             "typeFills": self.type_fills, "freshDraws": sum(self.fresh_draws.values()),
-            "hunted": self.hunted, "effectHunted": self.effect_hunted, "novelHunts": self.novel_hunts, "distinctEffects": self.distinct_effects,
+            "hunted": self.hunted, "effectHunted": self.effect_hunted, "distinctEffects": self.distinct_effects,
         }
 
 
@@ -255,8 +249,6 @@ class FastLane:
         self.offered: dict[tuple[str, str], frozenset[str]] = {}
         #: (action type, effect signature) -> valid steps that had it (`engine/effects.py`)
         self.effects: Counter[tuple[str, tuple[str, ...]]] = Counter()
-        #: The last step changed the state in a way this run had not seen (`NOVEL_HUNT`).
-        self.novel = False
         #: (state, what was asked, the offers) of the last `_offers` call
         self._last_offers: tuple[Any, tuple[Any, ...], list[tuple[str, float, Any]]] | None = None
 
@@ -531,7 +523,6 @@ class FastLane:
                 channels.append((stepper, Trace(k, initial, profile=lane.profile.label, target=lane.target)))
             rec.examples += 1
             rec.arm_examples[arm] += 1
-            self.novel = False
             now = 1_000
             group = len(channels) > 1
             steps = list(entry.steps)
@@ -545,10 +536,6 @@ class FastLane:
                 k = stepper.kind
                 fresh = False
                 roll = rng.random() if not probe else 1.0
-                if self.novel and not probe:
-                    roll = 0.0  # a state no step of this run made before: look ahead from it (NOVEL_HUNT)
-                    self.stats.novel_hunts += 1
-                self.novel = False
                 if roll < HUNT:
                     hunted = self._hunt(lane, channels, ch)
                     if hunted is None and roll < EFFECT_HUNT:
@@ -632,7 +619,6 @@ class FastLane:
             key = (label, effect(before, result.expected, action) or near_miss(action, ids_by_key(before)))
             if key not in self.effects:
                 self.stats.distinct_effects += 1
-                self.novel = changed
             self.effects[key] += 1
         outcome = None
         if not adversarial and rec.on_step is not None:
