@@ -67,7 +67,10 @@ TARGETS: tuple[Target, ...] = (
     _mutant("truncated_unknown_clears_all", "chat", ("not-a-no-op", "chat/truncated"), "truncated with an unknown turnId clears the history"),
     _mutant("queue_emptied_to_list", "chat", ("added-empty",), "an emptied queue stays []"),
     _mutant("reorder_drops_unnamed", "chat", ("dropped", "queuedMessages[]"), "reorder drops the messages it does not name"),
-    _mutant("confirm_from_any_status", "chat", ("not-a-no-op", "chat/toolCallConfirmed"), "toolCallConfirmed from running/streaming"),
+    _mutant("confirm_from_any_status", "chat", ("not-a-no-op", "chat/toolCallConfirmed"), "toolCallConfirmed from running/streaming",
+            # a confirm the mutant applies to a streaming call, on a step where the model changes
+            # something else, or checked by a probe (INV-007): the call's status word (a DUP)
+            also=(("variant", "activeTurn.responseParts[].toolCall.status"),)),
     _mutant("input_completed_keeps_status", "chat", ("stale", "status"), "inputCompleted skips the status recompute"),
     _mutant("chat_directory_set_on_absent_is_noop", "chat", ("unapplied", "chat/workingDirectorySet"), "a chat directory set on an absent subset is ignored"),
     _mutant("chat_removed_keeps_default", "session", ("unapplied", "session/chatRemoved"), "chatRemoved keeps defaultChat"),
@@ -136,7 +139,8 @@ TARGETS: tuple[Target, ...] = (
             "root/agentsChanged copies `append([]AgentInfo(nil), a.Agents...)`: an empty list becomes nil, written `null` (`json:\"agents\"` has no omitempty)"),
         Bug("go-toggle-without-enablement", 7, ("not-a-no-op", "session/customizationToggled"),
             "SessionCustomizationToggledAction has `enabled bool` only: a 0.8.0 toggle `{id, enablement[]}` decodes as enabled=false",
-            # on a step the model changes, the same bug shows as the `enabled` value (a DUP)
-            (("value", "customizations[].enabled"),)),
+            # on a step the model changes, the same bug shows as the `enabled` value (a DUP), of a
+            # top-level customization or of a child one
+            (("value", "customizations[].enabled"), ("value", "customizations[].children[].enabled"))),
     ), args=("--spec", "{wild_ts}"), needs="wild-go"),
 )
