@@ -530,17 +530,24 @@ def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
 
 
 def out_of_profile(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
-    """mutant id (or module) -> `onlyFrom`: the judged entries whose code only a profile from
-    that version on runs (a 1.0.0 action type, …). No lane of these benches (0.6.0–0.8.0) can
+    """mutant id (or module) -> `only from V` / `only before V`: the judged entries whose code
+    only a profile from that version on runs (a 1.0.0 action type, …), or only one before it
+    (`onlyBefore`: the 0.6.0 rules). No lane of these benches (0.6.0–0.8.0) can
     tell them apart, so they leave the denominator like equivalent ones — but they are not
     equivalent, and are counted and listed apart (verdict `out-of-profile`)."""
     if not path.is_file():
         return {}
     doc = json.loads(path.read_text(encoding="utf-8"))
-    return {
-        str(e.get("mutant") or e.get("module")): str(e["onlyFrom"])
-        for e in doc.get("equivalent", []) if isinstance(e, dict) and e.get("onlyFrom")
-    }
+    out: dict[str, str] = {}
+    for e in doc.get("equivalent", []):
+        if not isinstance(e, dict):
+            continue
+        key = str(e.get("mutant") or e.get("module"))
+        if e.get("onlyFrom"):
+            out[key] = f"only from {e['onlyFrom']}"
+        elif e.get("onlyBefore"):  # code only profiles before that version run (0.6.0 rules)
+            out[key] = f"only before {e['onlyBefore']}"
+    return out
 
 
 def verdict_unkilled(mutant: str, judged: dict[str, str], later: dict[str, str]) -> tuple[str, str | None]:
@@ -550,7 +557,7 @@ def verdict_unkilled(mutant: str, judged: dict[str, str], later: dict[str, str])
     if reason is None:
         return "survived", None
     since = later.get(mutant) or later.get(module)
-    return ("out-of-profile", f"only from {since}: {reason}") if since else ("equivalent", reason)
+    return ("out-of-profile", f"{since}: {reason}") if since else ("equivalent", reason)
 
 
 def equivalence_of(m: Mutant, judged: dict[str, str]) -> str | None:
