@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.invariants.base import Violation
-from harness.invariants.live.base import Dispatch
 from harness.invariants.live.checks import check_live
 from harness.spec.versions import is_newer_than, parse_version
 
@@ -105,11 +104,7 @@ class Settling(RunRole):
 
     if TYPE_CHECKING:
 
-        def next_conn(self) -> int: ...
-
-        def ready_clients(self) -> list[SimClient]: ...
-
-        def expect_dispatch(self, client: Any, d: Dispatch) -> None: ...  # expect.py
+        def ready_clients(self) -> list[SimClient]: ...  # RunRole's, as the run answers it
 
         # the fresh snapshots (snapshots.py)
 
