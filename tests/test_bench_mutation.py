@@ -105,7 +105,7 @@ def test_plain_scope_leaves_out_what_a_0x_run_cannot_tell(bench: ModuleType) -> 
 
 def test_a_judged_1x_only_mutant_is_out_of_profile_not_equivalent(bench: ModuleType) -> None:
     judged = {"chat_flags.py:28:X:0": "a 1.0.0 action", "profile.py:9:Y:0": "label only"}
-    later = {"chat_flags.py:28:X:0": "1.0.0"}
+    later = {"chat_flags.py:28:X:0": "only from 1.0.0"}
     assert bench.verdict_unkilled("chat_flags.py:28:X:0", judged, later) == (
         "out-of-profile", "only from 1.0.0: a 1.0.0 action")
     assert bench.verdict_unkilled("profile.py:9:Y:0", judged, later) == ("equivalent", "label only")
