@@ -110,6 +110,20 @@ def test_a_run_records_the_switches_it_judged_with(monkeypatch: pytest.MonkeyPat
     assert _switches(bare) == VerdictSwitches(None, "0.7.0")
 
 
+def test_a_finding_of_another_versions_lane_records_no_payload_schema() -> None:
+    """A 0.8.0 lane of a 0.7.0 run is judged without the folder's 0.7.0 action schema
+    (`arms.lane_schema`), so its findings record that switch off: replayed with the 0.7.0 schema,
+    a `session/customizationToggled {id, enablement[]}` step is schema-invalid, a probe, and the
+    finding `did not reproduce` (seen replaying a crafted 0.8.0-lane finding)."""
+    v070 = sibling_spec("0.7.0")
+    profile = Profile.named("0.7.0-main")
+    config = RunConfig(target=ReferenceTarget(profile), target_spec="reference", target_is_model=True,
+                       profile=profile, verdict=VerdictSwitches.of_spec(v070))
+    assert _switches(config, Profile.named("0.8.0")) == VerdictSwitches(None, "0.7.0")
+    assert _switches(config, Profile.named("0.7.0")) == VerdictSwitches("0.7.0", "0.7.0")  # same version
+    assert _switches(config) == VerdictSwitches("0.7.0", "0.7.0")
+
+
 def test_a_run_without_a_spec_says_which_checks_are_off(tmp_path: Path) -> None:
     line = checks_off(None)
     assert line is not None and "INV-007" in line and "required-key" in line

@@ -298,7 +298,9 @@ def _switches(config: RunConfig, lane: Profile | None = None) -> VerdictSwitches
     """What a finding's verdict depends on besides its trace (replay uses exactly this). A
     finding of a lane of another version than the run's was judged without the folder's
     action schema (`arms.lane_schema`): its payload switch is off."""
-    if config.verdict is not None:
+    if config.verdict is not None:  # the command line's switches: those of the run's own profile
+        if lane is not None and lane_schema(True, lane, config.profile) is None:
+            return VerdictSwitches(None, config.verdict.published_schema)
         return config.verdict
     try:
         spec = SpecDir.from_env()
