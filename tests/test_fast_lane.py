@@ -555,6 +555,35 @@ def test_a_target_that_stops_answering_a_kind_loses_the_kind_after_a_few_hangs()
     assert classes.hopeless() == ["chat"]
 
 
+def test_a_type_common_in_one_lane_is_still_rare_in_another() -> None:
+    # issue 32 item 7 (seen on the Go client): its 0.7.0-main lane, fed toggles by the fixtures,
+    # made `session/customizationToggled` common run-wide, so its 0.8.0 lane — the `{id,
+    # enablement[]}` rule, other reducer code — sent 8 toggles in 25,000 steps and never the
+    # one the client decodes as `enabled: false`. Reach is counted per lane.
+    import random
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from harness.engine import generation
+
+    main, later = Profile.named("0.7.0-main"), Profile.named("0.8.0")
+    queued = [{"id": "m1", "message": {"text": "a"}}, {"id": "m2", "message": {"text": "b"}}]
+    chat = {"resource": "ahp-chat:/c1", "title": "", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+            "turns": [], "queuedMessages": queued}
+    applying = [t for t, w, _ in generation.type_offers("chat", chat, later, None) if w >= fast.APPLIES]
+    worn = Counter({t: fast.RARE_FRESH for t in applying})  # every type common in the main lane
+    lane = fast.FastLane.__new__(fast.FastLane)
+    lane.rng, lane.stats = random.Random(1), fast.FastStats()
+    lane.mutator = mutation.Mutator(lane.rng, lane.stats)
+    lane.rec, lane.offered, lane._last_offers = SimpleNamespace(changed=worn), {}, None
+    lane.changed_in, lane.fresh_in = {main.label: worn}, {}
+    channels = [(SimpleNamespace(kind="chat", reference=chat), None)]
+    assert lane._hunt(SimpleNamespace(profile=main), channels, 0) is None  # type: ignore[arg-type]
+    hunted = lane._hunt(SimpleNamespace(profile=later), channels, 0)  # type: ignore[arg-type]
+    assert hunted is not None and hunted["type"] in applying
+    assert lane.fresh_in == {later.label: Counter({hunted["type"]: 1})}
+
+
 def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare(monkeypatch: pytest.MonkeyPatch) -> None:
     # issue 32, reach: a state that enables a rare type (two queued messages: a reorder) is used
     # when a step meets it — the type drawn for that very state — until the type has changed a
@@ -575,7 +604,8 @@ def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare(monkeyp
     lane = fast.FastLane.__new__(fast.FastLane)
     lane.rng, lane.stats = random.Random(1), fast.FastStats()
     lane.mutator = mutation.Mutator(lane.rng, lane.stats)
-    lane.rec, lane.offered, lane._last_offers = SimpleNamespace(changed=worn), {}, None
+    lane.rec, lane.offered, lane._last_offers = SimpleNamespace(changed=Counter()), {}, None
+    lane.changed_in, lane.fresh_in = {profile.label: worn}, {}  # reach is counted per lane
     channels = [(SimpleNamespace(kind="chat", reference=chat), None)]
     here = SimpleNamespace(profile=profile)
     hunted = lane._hunt(here, channels, 0)  # type: ignore[arg-type]
@@ -583,7 +613,7 @@ def test_a_rare_type_is_sent_where_it_applies_until_it_is_no_longer_rare(monkeyp
     worn["chat/queuedMessagesReordered"] = fast.RARE_FRESH  # effective often enough now
     assert lane._hunt(here, channels, 0) is None  # type: ignore[arg-type]
     worn["chat/queuedMessagesReordered"] = 0  # never effective: drawn at most RARE_FRESH_CAP times
-    lane.stats.fresh_draws["chat/queuedMessagesReordered"] = fast.RARE_FRESH_CAP
+    lane.fresh_in[profile.label] = Counter({"chat/queuedMessagesReordered": fast.RARE_FRESH_CAP})
     assert lane._hunt(here, channels, 0) is None  # type: ignore[arg-type]
     # once no type of the kind is rare, a hunt does not even ask which apply (a quarter of all steps)
     for t in lane.offered[("chat", profile.label)]:

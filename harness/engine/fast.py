@@ -249,6 +249,13 @@ class FastLane:
         self.offered: dict[tuple[str, str], frozenset[str]] = {}
         #: (action type, effect signature) -> valid steps that had it (`engine/effects.py`)
         self.effects: Counter[tuple[str, tuple[str, ...]]] = Counter()
+        #: Reach per lane (issue 32 item 7): profile label -> action type -> effective sends in that
+        #: lane, and fresh draws there. A type is rare, boosted and hunted per lane: another
+        #: version's rule for the type is other reducer code (0.8.0's `customizationToggled
+        #: {id, enablement[]}` beside 0.7.0's `{id, enabled}`), and a run-wide count let the
+        #: lane whose fixtures send the type often make it common for every lane.
+        self.changed_in: dict[str, Counter[str]] = {}
+        self.fresh_in: dict[str, Counter[str]] = {}
         #: (state, what was asked, the offers) of the last `_offers` call
         self._last_offers: tuple[Any, tuple[Any, ...], list[tuple[str, float, Any]]] | None = None
 
@@ -375,16 +382,18 @@ class FastLane:
         self._last_offers = (state, asked, offers)  # the state held: its id is not reused meanwhile
         return offers
 
-    def _rare_here(self, t: str, w: float) -> bool:
-        """Type `t`, offered with weight `w`, applies here and is still rare in this run: fewer
+    def _rare_here(self, lane: Lane, t: str, w: float) -> bool:
+        """Type `t`, offered with weight `w`, applies here and is still rare in this lane: fewer
         than `RARE_FRESH` effective sends, fewer than `RARE_FRESH_CAP` fresh draws, and a state
         effect to have at all."""
-        return (w >= APPLIES and self.rec.changed[t] < RARE_FRESH and self.stats.fresh_draws[t] < RARE_FRESH_CAP
-                and t not in NO_STATE_EFFECT)
+        label = lane.profile.label
+        return (w >= APPLIES and self.changed_in.get(label, _NONE)[t] < RARE_FRESH
+                and self.fresh_in.get(label, _NONE)[t] < RARE_FRESH_CAP and t not in NO_STATE_EFFECT)
 
-    def _draw_fresh(self, t: str, make: Any) -> Any | None:
+    def _draw_fresh(self, lane: Lane, t: str, make: Any) -> Any | None:
         """One payload of type `t` drawn for the state at hand (counted against `RARE_FRESH_CAP`)."""
         self.stats.fresh_draws[t] += 1
+        self.fresh_in.setdefault(lane.profile.label, Counter())[t] += 1
         drawn = fill(make(), 1, self.rng.getrandbits(64))
         if not drawn:
             return None
@@ -397,10 +406,10 @@ class FastLane:
         from the type's pool, or drawn for this state (then True) when the type is rare here
         (`RARE_FRESH`) or the pool has none."""
         offers = self._offers(lane, channels, ch)
-        t, w, make = self.rng.choices(offers, weights=reach_weights(offers, self.rec.changed))[0]
+        t, w, make = self.rng.choices(offers, weights=reach_weights(offers, self.changed_in.get(lane.profile.label, _NONE)))[0]
         slot = pool.by_type.setdefault(t, [])
-        if self._rare_here(t, w):
-            fresh = self._draw_fresh(t, make)
+        if self._rare_here(lane, t, w):
+            fresh = self._draw_fresh(lane, t, make)
             if fresh is not None:
                 return fresh, True
         if not slot or self.rng.random() < TYPE_REFRESH:
@@ -421,16 +430,16 @@ class FastLane:
         (`HUNT`), drawn for that state; None when there is none."""
         key = (channels[ch][0].kind, lane.profile.label)
         known = self.offered.get(key)
-        if known is not None and not any(self._rare_here(t, APPLIES) for t in known):
+        if known is not None and not any(self._rare_here(lane, t, APPLIES) for t in known):
             return None  # nothing of this kind is rare any more: the offers could not give one
         offers = self._offers(lane, channels, ch)
         self.offered[key] = (known or frozenset()) | {t for t, _, _ in offers}
-        rare = [(t, make) for t, w, make in offers if self._rare_here(t, w)]
+        rare = [(t, make) for t, w, make in offers if self._rare_here(lane, t, w)]
         if not rare:
             return None
         t, make = self.rng.choice(rare)
         self.stats.hunted += 1
-        return self._draw_fresh(t, make)
+        return self._draw_fresh(lane, t, make)
 
     def _effect_hunt(self, pool: ArmPool, lane: Lane, channels: list[tuple[Stepper, Trace]], ch: int,
                      now: int) -> Any | None:
@@ -615,6 +624,7 @@ class FastLane:
         changed = not adversarial and result.expected is not None and result.expected is not before
         if changed:
             rec.changed[label] += 1
+            self.changed_in.setdefault(self.lanes[arm[1]].profile.label, Counter())[label] += 1
         if not adversarial and result.expected is not None:
             key = (label, effect(before, result.expected, action) or near_miss(action, ids_by_key(before)))
             if key not in self.effects:
@@ -631,6 +641,10 @@ class FastLane:
         rec.pairs_seen.add(pair)
         rec.arm_new_pairs[arm] += 1
         return True
+
+
+#: An empty count (a lane that changed nothing yet).
+_NONE: Final[Counter[str]] = Counter()
 
 
 def reach_weights(offers: list[tuple[str, float, Any]], changed: Counter[str]) -> list[float]:
