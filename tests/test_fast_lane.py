@@ -407,6 +407,35 @@ class _HangsOnLarge:
         return None
 
 
+def test_a_hang_is_shrunk_to_the_action_that_hung_by_one_replay() -> None:
+    # every replay that reproduces a hang costs the adapter's whole timeout (5 s): before, the
+    # base replay, the deletions that kept the hang and the confirming replay were 3–4 of them
+    # per hang finding (bench/recall: ~15 s of `draft-ignored-behind-a-hang`'s exposure)
+    from harness.corpus.finding import Finding, TraceStep
+    from harness.engine.shrink import TraceShrinker
+
+    chat = {"resource": "ahp-chat:/c1", "title": "", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+            "turns": []}
+    small = {"type": "chat/titleChanged", "title": "t"}
+    large = {"type": "chat/titleChanged", "title": "x" * 400}
+    finding = Finding(
+        invariant="TARGET-TIMEOUT", severity="violation", title="hang", message="no reply", profile=P.label,
+        target="crafted", kind="chat", initial=chat,
+        steps=[TraceStep(a, 1_000 + i) for i, a in enumerate([small, small, small, large])], failing_step=3,
+    )
+    target = _HangsOnLarge()
+    shrinker = TraceShrinker(target, target_is_model=False)  # type: ignore[arg-type]
+    shrunk = shrinker.shrink(finding)
+    assert [s.action for s in shrunk.steps] == [large]
+    assert target.hangs == 1 and shrinker.attempts == 1 and shrinker.settled and shrinker.reproduced
+    # a trace that no longer hangs is left as it was found (the caller marks it flaky)
+    target.hangs = 0
+    quiet = TraceStep({"type": "chat/titleChanged", "title": "y"}, 1_003)
+    needs = Finding(**{**finding.__dict__, "steps": [*finding.steps[:3], quiet]})
+    assert TraceShrinker(target, target_is_model=False).shrink(needs) is needs  # type: ignore[arg-type]
+    assert target.hangs == 0
+
+
 def test_a_hang_retires_its_value_class_and_the_kind_goes_on() -> None:
     from harness.engine.retired import ValueClasses, action_size
 

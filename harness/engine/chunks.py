@@ -231,7 +231,9 @@ def _confirm(
     if shrinker.stopped is not None:
         finding.extra["shrink"]["cutShort"] = shrinker.stopped
     reproduced = shrinker.reproduced
-    if control.should_stop():
+    if shrinker.settled:
+        pass  # the shrink's last replay was of this very trace, and it reproduced (a hang)
+    elif control.should_stop():
         finding.extra["confirmed"] = False  # no time left for the confirming replay
     else:
         try:

@@ -9,6 +9,9 @@ target's baseline accepts or a listed upstream issue never stands in for the fin
 witness of the finding's root cause (`Finding.cause`); no more steps are malformed than before,
 and no valid-lane step is schema-invalid.
 
+A hang (TARGET-TIMEOUT) is first tried as its last action alone: each reproducing replay of a
+hang costs the whole timeout.
+
 Passes, repeated until none makes progress:
 1. drop everything after the failing step;
 2. delete runs of steps (ddmin: halves, quarters, … single steps);
@@ -29,6 +32,7 @@ from typing import Any
 from harness.corpus.baseline import Baseline
 from harness.corpus.finding import Finding, TraceStep
 from harness.engine.replay import ReplayResult, replay
+from harness.engine.stepper import TARGET_TIMEOUT
 from harness.errors import RunStopped
 from harness.reference import Model, Profile
 from harness.spec.shapes import ACTIVE_TURN_REQUIRED, STATE_REQUIRED, TURN_REQUIRED
@@ -58,6 +62,9 @@ class TraceShrinker:
         self.attempts = 0
         self.reproduced = False  # the trace as found failed again at least once
         self.stopped: str | None = None  # why a RunStopped cut the shrink short, if one did
+        #: The shrunk trace was itself replayed and reproduced last (a hang shrunk to its action):
+        #: no confirming replay is needed.
+        self.settled = False
         self._deadline = 0.0
         self._best: Finding | None = None  # the smallest reproducing trace so far
 
@@ -106,6 +113,17 @@ class TraceShrinker:
 
     def _shrink(self, finding: Finding) -> Finding:
         self._best = None
+        if _hung(finding) and len(finding.steps) > 1:
+            # Every replay that reproduces a hang costs the target's whole timeout: first the
+            # action that hung alone, from the trace's initial state. When it hangs so, that one
+            # replay is the shrink and the confirmation (`settled`), not the three or four
+            # timeouts the passes below and a confirming replay would cost.
+            alone = replace(finding, steps=[finding.steps[-1]])
+            hung = self._check(alone, len(finding.steps))
+            if hung is not None and hung.step is not None:
+                self.reproduced = self.settled = True
+                self._best = _cut(alone, hung)
+                return self._best
         base = self._check(finding, len(finding.steps))
         if base is None or base.step is None:
             return finding  # does not reproduce: leave it as found (marked flaky by the caller)
@@ -137,6 +155,13 @@ class TraceShrinker:
                 steps = list(f.steps)
                 steps[i] = TraceStep(smaller, step.now_ms, step.probe, step.context)
                 yield replace(f, steps=steps)
+
+
+def _hung(f: Finding) -> bool:
+    """The finding is a hang: TARGET-TIMEOUT itself, or a check whose call to the target hung
+    (its cause is the hang's)."""
+    key = f.cause.get("key") if isinstance(f.cause, dict) else None
+    return f.invariant == TARGET_TIMEOUT or (isinstance(key, list) and key[:2] == ["failure", TARGET_TIMEOUT])
 
 
 def _cut(f: Finding, result: ReplayResult) -> Finding:
