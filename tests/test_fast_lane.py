@@ -542,7 +542,7 @@ def test_a_lane_whose_session_cannot_open_is_a_dropped_kind_not_an_internal_erro
 def test_hangs_that_size_explains_retire_every_large_action_whatever_its_type() -> None:
     # a quadratic parser hangs on bytes, not on a type: two types that hung large and answered
     # small retire every action from the second-smallest bound, in any kind (class 6)
-    from harness.engine.retired import ValueClasses
+    from harness.engine.retired import ValueClasses, action_size
 
     classes = ValueClasses()
     told: list[tuple[int, int]] = []
@@ -559,6 +559,13 @@ def test_hangs_that_size_explains_retire_every_large_action_whatever_its_type() 
     assert bound is not None and told == [(bound, 2)]
     assert classes("terminal", lone) and not classes("terminal", {"type": "terminal/data", "data": "z"})
     assert {"kind": "*", "type": "*", "fromBytes": bound} in classes.to_json()
+    # size taken for the cause, a third class that hangs smaller and answers small lowers the
+    # bound to its own at once (no longer to the second-smallest: one timeout more each time)
+    third = {"type": "root/agentsChanged", "agents": "w" * 300}
+    assert not classes("root", third)
+    classes.saw("root", third, hung=True)
+    classes.saw("root", {"type": "root/agentsChanged", "agents": []}, hung=False)
+    assert classes.any_type == action_size(third) < bound and told[-1] == (action_size(third), 3)
     # the control: types that hang at every size (a deadlocked handler) are no evidence for size
     stuck = ValueClasses()
     for t in ("chat/delta", "chat/usage", "chat/reasoning"):

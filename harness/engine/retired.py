@@ -6,7 +6,8 @@ meets the like again. A run retires the *value class* of the action — its type
 fuzzed with everything else (a per-input timeout, as AFL and libFuzzer keep). A later hang of a
 smaller action of the type lowers the bound. Once `BY_SIZE` classes hung on a large action and
 answered a smaller one of their type, size is taken for the cause: actions of any type and kind
-from the second-smallest of their bounds are retired too (`any_type`). Both lanes skip a retired action before sending
+from the second-smallest of their bounds are retired too (`any_type`), and from then on from the
+smallest bound of any class that hung large and answered small. Both lanes skip a retired action before sending
 it, and the probe checks do not call the target with one (`ProbeSkipped`). A target that hangs
 `HOPELESS` times in a row in a kind, with no answer between, hangs on the kind itself (it stopped
 answering): then, and only then, the kind is dropped.
@@ -78,7 +79,10 @@ class ValueClasses:
     def _by_size(self) -> None:
         if len(self.sized) < BY_SIZE:
             return
-        bound = sorted(self.bounds[k] for k in self.sized)[BY_SIZE - 1]
+        bounds = sorted(self.bounds[k] for k in self.sized)
+        # Size taken for the cause, every sized class's hang is evidence of the size: the smallest
+        # bound (the second-smallest took one more timeout each time the bound came down).
+        bound = bounds[BY_SIZE - 1] if self.any_type is None else bounds[0]
         if self.any_type is None or bound < self.any_type:
             self.any_type = bound
             self.on_size(bound, len(self.sized))
