@@ -8,6 +8,7 @@ encoder a subclass changes), or the three-cause adapter (tests/three_cause_adapt
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -930,6 +931,39 @@ def test_namesakes_the_target_leaves_as_they_were(first: str, key: tuple[str, ..
                     before, before, model, before)
     view.echo = lambda: model
     assert [c.key for c in view.causes] == [key]
+
+
+def test_an_update_of_the_second_namesake_left_undone_is_told_from_a_first_only_client_by_asking() -> None:
+    # recall r12, crafted `auth_required_ignored` seed 3 (a FALSE duplicate-id): two `tc4` calls,
+    # the first a client's (running), the second an MCP server's (running). The model sends the
+    # second to auth-required (its guard skips the client's call); a target that ignores the
+    # action changed neither — and so does a client that updates the first call of an id only (its
+    # guard skips the client's call). The step alone cannot tell them apart; the target can.
+    before = _two_calls("running", "running")
+    calls = before["activeTurn"]["responseParts"]
+    calls[1]["toolCall"] = {**calls[1]["toolCall"], "contributor": {"kind": "mcp", "customizationId": "c"}}
+    model = json.loads(json.dumps(before))
+    model["activeTurn"]["responseParts"][1]["toolCall"].update(status="auth-required", auth={"reason": "required"})
+    action = {"type": "chat/toolCallAuthRequired", "turnId": "t1", "toolCallId": "tc1", "auth": {"reason": "required"}}
+    def ignores(state: Any) -> Any:  # the crafted target: the action left undone
+        return state
+
+    def first_only(state: Any) -> Any:  # a client that updates the first call of the id only
+        out = json.loads(json.dumps(state))
+        call = out["activeTurn"]["responseParts"][0]["toolCall"]
+        if call.get("contributor", {}).get("kind") == "mcp":
+            call.update(status="auth-required", auth=action["auth"])
+        return out
+
+    keys = {}
+    for name, target in (("ignores", ignores), ("first-only", first_only), ("not asked", None)):
+        view = StepView("chat", action, before, before, model, before)
+        view.echo, view.answer_on = (lambda: model), target
+        keys[name] = [c.key for c in view.causes]
+    # asked to apply the action with the client's namesake taken out: the crafted target still
+    # ignores it, a first-only client applies it; with no target to ask, the namesakes as before
+    assert keys == {"ignores": [("unapplied", "chat/toolCallAuthRequired")], "first-only": [("duplicate-id",)],
+                    "not asked": [("duplicate-id",)]}
 
 
 def test_a_nested_status_in_the_payload_does_not_write_the_chats_status() -> None:

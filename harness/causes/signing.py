@@ -166,6 +166,13 @@ def rejudger(
         except (TargetError, ValueError, KeyError, TypeError):
             return None
 
+    def answer_on(state: Any) -> Any:
+        """The target's reducer applying the step's action to `state` (None: it failed)."""
+        try:
+            return reduce(view.kind, fresh(state), fresh(view.action), now_ms)
+        except (TargetError, ValueError, KeyError, TypeError):
+            return None
+
     def echo_on(state: Any) -> Any:
         """The target's answer to a no-op (an unknown action type) on `state`: what its
         representation keeps of it."""
@@ -193,6 +200,7 @@ def rejudger(
     still_fires.represented = represented  # type: ignore[attr-defined]
     still_fires.echo = echo  # type: ignore[attr-defined]
     still_fires.echo_on = echo_on  # type: ignore[attr-defined]
+    still_fires.answer_on = answer_on  # type: ignore[attr-defined]
     return still_fires
 
 
@@ -206,5 +214,6 @@ def armed(
     rejudge = rejudger(reduce, view, now_ms, profile, context)
     view.echo = None if view.probe else rejudge.echo  # type: ignore[attr-defined]
     view.echo_on = None if view.probe else rejudge.echo_on  # type: ignore[attr-defined]
+    view.answer_on = None if view.probe else rejudge.answer_on  # type: ignore[attr-defined]
     view.modelled = schema_modelled()
     return rejudge

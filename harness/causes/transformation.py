@@ -152,6 +152,8 @@ class StepView:
     modelled: Callable[[str, Any, tuple[Any, ...]], bool | None] | None = None
     #: The target's answer to a no-op on a given state (None: not available).
     echo_on: Callable[[Any], Any] | None = None
+    #: The target's reducer applying the step's action to a given state (None: not available).
+    answer_on: Callable[[Any], Any] | None = None
 
     @property
     def type(self) -> str:
@@ -418,13 +420,15 @@ class StepView:
             # later ones untouched (the model's guard skipped them), is the action not applied.
             touched = any(_differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))
                           for j in namesakes)
+            want, below = at_path(self.expected, p), p[n + 1:]
             for j, other in enumerate(items):
                 shared = mine & _identifiers(other)
                 # which namesake an action updates is a question only for an action that names
                 # one (a `toolCallId`): a turn's end that leaves every open call as it was is
                 # that action's cause, namesakes or not
                 q = (*p[:n], j)
-                if (j != p[n] and shared and any(v in named for _, v in shared) and (touched or j < p[n])
+                if (j != p[n] and shared and any(v in named for _, v in shared)
+                        and (touched or (j < p[n] and self._namesake_hid(p[:n], p[n], namesakes, below, want)))
                         and not (_differs(at_path(self.before, q), at_path(self.expected, q))
                                  and not _differs(at_path(self.target_before, q), at_path(self.observed, q)))):
                     # ... and the target did not leave this namesake as it was where the model
@@ -433,6 +437,25 @@ class StepView:
                                  "one `toolCallId`, two commands of one `commandId` …), the target updates "
                                  "other namesakes than the model does")
         return None
+
+    def _namesake_hid(self, at: tuple[Any, ...], i: int, namesakes: list[int], below: tuple[Any, ...],
+                      want: Any) -> bool:
+        """A target that changed no namesake may have updated an earlier one invisibly (a client
+        that updates the first of a `toolCallId` only, whose guard then skipped it) — or ignored
+        the action. Asked (`answer_on`) to apply the action with the other namesakes taken out, a
+        target of the first kind writes what the model writes on item `i`; one that ignores the
+        action still does not. Not available (no target to ask): the namesakes, as before."""
+        if self.answer_on is None:
+            return True
+        items = at_path(self.target_before, at)
+        if not isinstance(items, list):
+            return True
+        alone = [x for j, x in enumerate(items) if j == i or j not in namesakes]
+        answer = self.answer_on(_put(self.target_before, at, alone))
+        if not isinstance(answer, dict):
+            return True  # it failed there: nothing to conclude
+        moved = i - sum(1 for j in namesakes if j < i)
+        return not _differs(at_path(answer, (*at, moved, *below)), want)
 
     def _classify(self, d: tuple[Any, Any, Any]) -> Cause:
         p, a, b = d
