@@ -18,6 +18,7 @@ from harness.reference import Model, Profile
 
 P8 = Profile.named("0.8.0")
 P7 = Profile.named("0.7.0")
+P7 = Profile.named("0.7.0")
 A, B, C = "file:///a", "file:///b", "file:///c"
 
 
@@ -184,6 +185,32 @@ def test_a_part_id_is_retargeted_to_a_part_the_state_holds() -> None:
     m = mutation.Mutator(random.Random(3), fast.FastStats())
     out = m.retarget({"type": "chat/delta", "turnId": "t9", "partId": "p7", "content": "x"}, state)
     assert out["partId"] == "p1" and out["turnId"] in ("t1", "t2")
+
+
+def test_the_effect_hunt_tries_one_id_right_and_one_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
+    # recall: the typed client's `chat/delta` matches the part alone (its turnId guard dropped).
+    # Retargeting names what the state holds — the active turn and its part, or an older turn
+    # only when the state has one — so a delta naming the streaming part under a turn id that
+    # names nothing never came (seed 5: 0 in 27,516 steps). `miss_one` makes that guard's
+    # other side, and the hunt sends it while its near miss is rare.
+    state = {"resource": "ahp-chat:/c1", "title": "t", "status": 8, "modifiedAt": "1970-01-01T00:00:00.000Z",
+             "turns": [], "activeTurn": {"id": "t2", "startedAt": "1970-01-01T00:00:00.000Z",
+                                         "message": {"text": "", "origin": {"kind": "user"}},
+                                         "responseParts": [{"kind": "markdown", "id": "p1", "content": "a"}]}}
+    m = mutation.Mutator(random.Random(1), fast.FastStats())
+    ids = ids_by_key(state)
+    delta = {"type": "chat/delta", "turnId": "t2", "partId": "p1", "content": "x"}
+    missed = m.miss_one(delta, ids)
+    assert missed is not None and near_miss(missed, ids) in (("noop", "turnId∉", "partId="), ("noop", "turnId=", "partId∉"))
+    assert m.miss_one({"type": "chat/delta", "turnId": "t2", "content": "x"}, ids) is None  # one id: no such branch
+    t = "chat/delta"
+    pool = fast.ArmPool(by_type={t: [(0, dict(delta)) for _ in range(8)]})
+    seen = Counter({(t, effect(state, Model(P7).reduce("chat", state, delta, 5), delta)): 50})
+    lane = _lane(P7, seen)
+    monkeypatch.setattr(fast.FastLane, "_offers", staticmethod(lambda *a: [(t, 1.0, None)]))
+    here = SimpleNamespace(profile=P7, model=Model(P7))
+    sent = lane._effect_hunt(pool, here, [(SimpleNamespace(kind="chat", reference=state), None)], 0, 5)  # type: ignore[arg-type]
+    assert sent is not None and sent != delta and Model(P7).reduce("chat", state, sent, 5) is state
 
 
 def test_an_active_turn_under_a_finished_turns_id_repeats_an_id() -> None:

@@ -463,8 +463,15 @@ class FastLane:
                 candidates.append((u, self.rng.choice(pool.by_type[u])[1]))
         ids = ids_by_key(state)  # once for every candidate
         ranked: list[tuple[int, int, Any, Any]] = []
-        for i, (t, pooled) in enumerate(candidates):
+        looks: list[tuple[str, Any]] = []
+        for n, (t, pooled) in enumerate(candidates):
             action = self.mutator.retarget(pooled, state, ids)
+            looks.append((t, action))
+            if n < half:  # the hunted type's guards, one id right and one wrong (`miss_one`)
+                missed = self.mutator.miss_one(action, ids)
+                if missed is not None:
+                    looks.append((t, missed))
+        for i, (t, action) in enumerate(looks):
             try:
                 after = model.reduce(kind, state, action, now)
             except MalformedAction:

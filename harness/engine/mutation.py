@@ -301,6 +301,23 @@ class Mutator:
             self.stats.field_mutations["ids retargeted"] += 1
         return out
 
+    def miss_one(self, action: Any, ids: dict[str, list[Any]]) -> Any | None:
+        """`action` (retargeted) with one of its id fields naming nothing the state holds, the
+        others as they are — None unless at least two of its top-level id fields name something
+        here. A reducer guards on each id (a `chat/delta` on its `turnId` *and* its `partId`):
+        one right and one wrong is a branch of its own, the guard that a target drops (a typed
+        client matching the part alone), and retargeting, which names what is held, never
+        makes it. The missing value is the held one with a suffix: a string as before."""
+        if not isinstance(action, dict):
+            return None
+        named = [k for k, v in action.items()
+                 if k != "type" and isinstance(v, str) and ":" not in v and v in (ids.get(k) or ())]
+        if len(named) < 2:
+            return None
+        key = self.rng.choice(named)
+        self.stats.field_mutations["one id missed"] += 1
+        return {**action, key: f"{action[key]}-gone"}
+
     def mutate(self, action: Any, state: Any) -> tuple[Any, str | None]:
         """`action` with one field changed, and the kind of change (None: unchanged)."""
         leaves = list(_leaves(action))
