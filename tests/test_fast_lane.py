@@ -566,6 +566,15 @@ def test_hangs_that_size_explains_retire_every_large_action_whatever_its_type() 
     classes.saw("root", third, hung=True)
     classes.saw("root", {"type": "root/agentsChanged", "agents": []}, hung=False)
     assert classes.any_type == action_size(third) < bound and told[-1] == (action_size(third), 3)
+    # the band between the largest action answered and the smallest that hung is where it hangs:
+    # once it is narrow (a factor 2), all of it is retired at the next bound, not one timeout at a time
+    answered = {"type": "chat/usage", "content": "v" * 250}
+    classes.saw("chat", answered, hung=False)
+    fourth = {"type": "terminal/data", "data": "u" * 300}
+    classes.saw("terminal", fourth, hung=True)
+    classes.saw("terminal", {"type": "terminal/data", "data": "u"}, hung=False)
+    assert classes.answered_max == action_size(answered) and classes.any_type == action_size(answered) + 1
+    assert not classes("chat", answered) and classes("chat", {**answered, "content": "v" * 260})
     # the control: types that hang at every size (a deadlocked handler) are no evidence for size
     stuck = ValueClasses()
     for t in ("chat/delta", "chat/usage", "chat/reasoning"):

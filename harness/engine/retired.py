@@ -7,7 +7,8 @@ fuzzed with everything else (a per-input timeout, as AFL and libFuzzer keep). A 
 smaller action of the type lowers the bound. Once `BY_SIZE` classes hung on a large action and
 answered a smaller one of their type, size is taken for the cause: actions of any type and kind
 from the second-smallest of their bounds are retired too (`any_type`), and from then on from the
-smallest bound of any class that hung large and answered small. Both lanes skip a retired action before sending
+smallest bound of any class that hung large and answered small — or, lower, from just above the
+largest action the target answered since its first hang, when that band is narrow (`BAND`). Both lanes skip a retired action before sending
 it, and the probe checks do not call the target with one (`ProbeSkipped`). A target that hangs
 `HOPELESS` times in a row in a kind, with no answer between, hangs on the kind itself (it stopped
 answering): then, and only then, the kind is dropped.
@@ -50,6 +51,9 @@ HOPELESS = 3
 #: action type: one timeout per type was dozens of timeouts before the run got anywhere). A type
 #: that hangs at every size (a handler that deadlocks) is no evidence for size, and counts not.
 BY_SIZE = 2
+#: Size taken for the cause, the band between the largest action answered and the smallest that
+#: hung is retired whole when the smallest that hung is at most this many times the largest answered.
+BAND = 2
 
 
 class ValueClasses:
@@ -66,6 +70,8 @@ class ValueClasses:
         self.any_type: int | None = None
         #: Told when `any_type` is first set or lowered: (size, classes that hung).
         self.on_size: Callable[[int, int], None] = lambda size, classes: None
+        #: The largest action answered since the first hang, any type and kind (bytes of JSON).
+        self.answered_max = 0
 
     def retire(self, kind: str, action: Any) -> None:
         key = (kind, action_label(action))
@@ -83,6 +89,11 @@ class ValueClasses:
         # Size taken for the cause, every sized class's hang is evidence of the size: the smallest
         # bound (the second-smallest took one more timeout each time the bound came down).
         bound = bounds[BY_SIZE - 1] if self.any_type is None else bounds[0]
+        # Size the cause, the limit lies between the largest action answered and the smallest
+        # that hung: each action sent between them was one more timeout, so the band goes — when
+        # it is narrow (within a factor `BAND`); a wide one would retire what the target answers.
+        if 0 < self.answered_max < bound <= BAND * self.answered_max:
+            bound = self.answered_max + 1
         if self.any_type is None or bound < self.any_type:
             self.any_type = bound
             self.on_size(bound, len(self.sized))
@@ -95,9 +106,11 @@ class ValueClasses:
             return
         self.answered(kind)
         if self.bounds:
+            size = action_size(action)
+            self.answered_max = max(self.answered_max, size)
             key = (kind, action_label(action))
             bound = self.bounds.get(key)
-            if bound is not None and key not in self.sized and action_size(action) < bound:
+            if bound is not None and key not in self.sized and size < bound:
                 self.sized.add(key)  # it answers the type when smaller: the size hung
                 self._by_size()
 
