@@ -966,6 +966,41 @@ def test_an_update_of_the_second_namesake_left_undone_is_told_from_a_first_only_
                     "not asked": [("duplicate-id",)]}
 
 
+class LateToolActionsNoOp(Crafted):
+    """A stale tool-call action is a no-op, status included (the fixtures' reading); `status`:
+    instead, writes this status on it (another reading of its own)."""
+
+    def __init__(self, status: int | None = None) -> None:
+        self.status = status
+
+    def encode(self, kind: str, before: Any, after: Any, action: Any) -> Any:
+        if isinstance(action, dict) and action.get("type") == "chat/toolCallAuthRequired" and after is not before:
+            return before if self.status is None else {**before, "status": self.status}
+        return after
+
+
+@pytest.mark.parametrize(("target", "found"), [(LateToolActionsNoOp(), []), (LateToolActionsNoOp(status=4), ["INV-D01"])],
+                         ids=["the-fixtures-reading", "another-status"])
+def test_a_stale_tool_call_action_left_a_no_op_is_the_known_issue(target: Crafted, found: list[str]) -> None:
+    # recall r14, crafted `auth_required_ignored` seed 5 (a FALSE `stale status`): after
+    # `chat/error` the reducers recompute status on a tool-call action for another turn (Error →
+    # Idle), the fixtures call it a no-op (REDUCERS.md §11 item 18). A target that keeps the state
+    # follows the documented reading: known (INV-015.strict), not a divergence. One that writes a
+    # status of its own is still a divergence (the control).
+    s = _stepper(target)
+    ended, _ = _stepped(s, {"type": "chat/error", "turnId": "t1", "duration": 5,
+                            "error": {"message": "m", "errorType": "auth"}}, 5_000)
+    assert not ended.malformed and not _found(ended)
+    held = s.state["status"]
+    result, _ = _stepped(s, {"type": "chat/toolCallAuthRequired", "turnId": "r3", "toolCallId": "tc1",
+                             "auth": {"reason": "required", "resource": {"resource": "https://x/mcp"}}}, 6_000)
+    assert result.expected is not None and result.expected["status"] != held  # the reducers recompute
+    failing = {v.invariant for v in _found(result)}
+    assert failing == set() if not found else set(found) <= failing
+    if not found:
+        assert "INV-015.strict" in {v.invariant for v in result.violations if v.severity == "known"}
+
+
 def test_a_nested_status_in_the_payload_does_not_write_the_chats_status() -> None:
     # the Go client's first-namesake bug on a toolCallReady carrying `riskAssessment.status`: the
     # chat's recomputed `status` follows from the namesakes' difference, it is not the action's
