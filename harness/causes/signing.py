@@ -159,27 +159,25 @@ def rejudger(
             return True
         return fires_on(view.before, view.expected, invariant, message)
 
-    def answer() -> Any:
-        """The target's reducer on its own state before the step (what a probe re-runs)."""
+    def reduced(state: Any, action: Any) -> Any:
+        """The target's reducer on `state` (None: it failed)."""
         try:
-            return reduce(view.kind, fresh(view.target_before), fresh(view.action), now_ms)
+            return reduce(view.kind, fresh(state), action, now_ms)
         except (TargetError, ValueError, KeyError, TypeError):
             return None
 
     def answer_on(state: Any) -> Any:
         """The target's reducer applying the step's action to `state` (None: it failed)."""
-        try:
-            return reduce(view.kind, fresh(state), fresh(view.action), now_ms)
-        except (TargetError, ValueError, KeyError, TypeError):
-            return None
+        return reduced(state, fresh(view.action))
+
+    def answer() -> Any:
+        """The target's reducer on its own state before the step (what a probe re-runs)."""
+        return answer_on(view.target_before)
 
     def echo_on(state: Any) -> Any:
         """The target's answer to a no-op (an unknown action type) on `state`: what its
         representation keeps of it."""
-        try:
-            return reduce(view.kind, fresh(state), {"type": ECHO_TYPE}, now_ms)
-        except (TargetError, ValueError, KeyError, TypeError):
-            return None
+        return reduced(state, {"type": ECHO_TYPE})
 
     def echo() -> Any:
         """`echo_on` the model's state after the step."""

@@ -420,15 +420,18 @@ class StepView:
             # later ones untouched (the model's guard skipped them), is the action not applied.
             touched = any(_differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))
                           for j in namesakes)
-            want, below = at_path(self.expected, p), p[n + 1:]
+            hid: bool | None = None  # the target is asked at most once per list (`_namesake_hid`)
             for j, other in enumerate(items):
                 shared = mine & _identifiers(other)
                 # which namesake an action updates is a question only for an action that names
                 # one (a `toolCallId`): a turn's end that leaves every open call as it was is
                 # that action's cause, namesakes or not
+                if j == p[n] or not shared or not any(v in named for _, v in shared):
+                    continue
+                if not touched and j < p[n] and hid is None:
+                    hid = self._namesake_hid(p, n, namesakes)
                 q = (*p[:n], j)
-                if (j != p[n] and shared and any(v in named for _, v in shared)
-                        and (touched or (j < p[n] and self._namesake_hid(p[:n], p[n], namesakes, below, want)))
+                if ((touched or (j < p[n] and hid))
                         and not (_differs(at_path(self.before, q), at_path(self.expected, q))
                                  and not _differs(at_path(self.target_before, q), at_path(self.observed, q)))):
                     # ... and the target did not leave this namesake as it was where the model
@@ -438,15 +441,16 @@ class StepView:
                                  "other namesakes than the model does")
         return None
 
-    def _namesake_hid(self, at: tuple[Any, ...], i: int, namesakes: list[int], below: tuple[Any, ...],
-                      want: Any) -> bool:
+    def _namesake_hid(self, p: tuple[Any, ...], n: int, namesakes: list[int]) -> bool:
         """A target that changed no namesake may have updated an earlier one invisibly (a client
         that updates the first of a `toolCallId` only, whose guard then skipped it) — or ignored
         the action. Asked (`answer_on`) to apply the action with the other namesakes taken out, a
-        target of the first kind writes what the model writes on item `i`; one that ignores the
-        action still does not. Not available (no target to ask): the namesakes, as before."""
+        target of the first kind writes what the model writes at `p` (item `p[n]` of its list);
+        one that ignores the action still does not. Not available (no target to ask): the
+        namesakes, as before."""
         if self.answer_on is None:
             return True
+        at, i = p[:n], p[n]
         items = at_path(self.target_before, at)
         if not isinstance(items, list):
             return True
@@ -455,7 +459,7 @@ class StepView:
         if not isinstance(answer, dict):
             return True  # it failed there: nothing to conclude
         moved = i - sum(1 for j in namesakes if j < i)
-        return not _differs(at_path(answer, (*at, moved, *below)), want)
+        return not _differs(at_path(answer, (*at, moved, *p[n + 1:])), at_path(self.expected, p))
 
     def _classify(self, d: tuple[Any, Any, Any]) -> Cause:
         p, a, b = d

@@ -60,7 +60,13 @@ def lane_schema(schema: Any, lane: Profile, run: Profile) -> Any:
     by the model's own per-version payload rules instead, as a run without a spec folder is. A
     0.7.0 schema would make every 0.8.0-only payload shape (`session/customizationToggled
     {id, enablement[]}` lacks the 0.7.0 `enabled`) schema-invalid: sent as a probe, never judged."""
-    return schema if lane.version == run.version else None
+    return schema if judged_by_folder(lane, run) else None
+
+
+def judged_by_folder(lane: Profile, run: Profile) -> bool:
+    """Whether a lane is judged by the spec folder's action schema: the folder describes the
+    run's profile's version only (`lane_schema`)."""
+    return lane.version == run.version
 
 
 def lanes_for(

@@ -33,7 +33,7 @@ from harness.spec.verdict import KEY as VERDICT_KEY
 from harness.spec.verdict import VerdictSwitches, spec_version
 from harness.targets.base import Target, TargetError, TargetSession, TargetSetupError
 
-from .arms import Bandit, lane_schema
+from .arms import Bandit, judged_by_folder, lane_schema
 from .control import RunControl
 from .events import Event, FindingFound, Notice, Progress, Shrinking
 from .machine import FindingFailure, Recorder
@@ -301,7 +301,7 @@ def _switches(config: RunConfig, lane: Profile | None = None) -> VerdictSwitches
     finding of a lane of another version than the run's was judged without the folder's
     action schema (`arms.lane_schema`): its payload switch is off."""
     if config.verdict is not None:  # the command line's switches: those of the run's own profile
-        if lane is not None and lane_schema(True, lane, config.profile) is None:
+        if lane is not None and not judged_by_folder(lane, config.profile):
             return VerdictSwitches(None, config.verdict.published_schema)
         return config.verdict
     try:

@@ -386,9 +386,12 @@ class FastLane:
         """Type `t`, offered with weight `w`, applies here and is still rare in this lane: fewer
         than `RARE_FRESH` effective sends, fewer than `RARE_FRESH_CAP` fresh draws, and a state
         effect to have at all."""
-        label = lane.profile.label
-        return (w >= APPLIES and self.changed_in.get(label, _NONE)[t] < RARE_FRESH
-                and self.fresh_in.get(label, _NONE)[t] < RARE_FRESH_CAP and t not in NO_STATE_EFFECT)
+        return (w >= APPLIES and self._changed(lane)[t] < RARE_FRESH
+                and self.fresh_in.get(lane.profile.label, _NONE)[t] < RARE_FRESH_CAP and t not in NO_STATE_EFFECT)
+
+    def _changed(self, lane: Lane) -> Counter[str]:
+        """Effective sends per type in `lane` so far (`changed_in`)."""
+        return self.changed_in.get(lane.profile.label, _NONE)
 
     def _draw_fresh(self, lane: Lane, t: str, make: Any) -> Any | None:
         """One payload of type `t` drawn for the state at hand (counted against `RARE_FRESH_CAP`)."""
@@ -406,7 +409,7 @@ class FastLane:
         from the type's pool, or drawn for this state (then True) when the type is rare here
         (`RARE_FRESH`) or the pool has none."""
         offers = self._offers(lane, channels, ch)
-        t, w, make = self.rng.choices(offers, weights=reach_weights(offers, self.changed_in.get(lane.profile.label, _NONE)))[0]
+        t, w, make = self.rng.choices(offers, weights=reach_weights(offers, self._changed(lane)))[0]
         slot = pool.by_type.setdefault(t, [])
         if self._rare_here(lane, t, w):
             fresh = self._draw_fresh(lane, t, make)

@@ -318,9 +318,7 @@ class Stepper:
             # only because of it is accepted with it, and the reference goes on from the
             # target's state, so the accepted difference is not reported again on every later
             # step (only what later steps do differently is).
-            ref_step = Step(self.kind, self.reference, action, expected, now_ms, self.profile,
-                            session=session, chats=chats)
-            judged = follows_from_accepted(judged, tag, ref_step)
+            judged = follows_from_accepted(judged, tag, self._model_step(action, expected, now_ms, session, chats))
         self.state, self.reference = observed, expected
         if not self.target_is_model and not json_equal(raw, expected):
             self._resync(expected)
@@ -374,10 +372,7 @@ class Stepper:
         same: Callable[[str], str] = (
             _verbatim if json_equal(self.state, self.reference) else message_shape
         )
-        ref_step = Step(
-            self.kind, self.reference, action, expected, now_ms, self.profile,
-            session=session, chats=chats,  # the same cross-channel context (INV-031)
-        )
+        ref_step = self._model_step(action, expected, now_ms, session, chats)
         on_model = {
             (v.invariant, same(v.message))
             for v in check_step(ref_step, reducer=self.model.reduce, probes=True, only=ids)
@@ -394,6 +389,12 @@ class Stepper:
             for v in violations
         ]
 
+    def _model_step(self, action: Any, expected: State, now_ms: int, session: State | None,
+                    chats: tuple[State, ...]) -> Step:
+        """The step as the model took it, with the same cross-channel context (INV-031)."""
+        return Step(self.kind, self.reference, action, expected, now_ms, self.profile,
+                    session=session, chats=chats)
+
     def _documented_no_op(
         self, violations: list[Violation], action: Any, expected: State, observed: State, before: State,
         now_ms: int, session: State | None, chats: tuple[State, ...],
@@ -405,9 +406,8 @@ class Stepper:
         18: a stale tool-call action after `chat/error` resets Error to Idle in the reducers)."""
         if not json_equal(observed, before) or not json_equal(self.state, self.reference):
             return violations
-        ref_step = Step(self.kind, self.reference, action, expected, now_ms, self.profile,
-                        session=session, chats=chats)
-        fired = [v for v in check_step(ref_step, only=set(NO_OP_READINGS)) if v.severity == "known"]
+        model_step = self._model_step(action, expected, now_ms, session, chats)
+        fired = [v for v in check_step(model_step, only=set(NO_OP_READINGS)) if v.severity == "known"]
         if not fired:
             return violations
         reading = fired[0]
