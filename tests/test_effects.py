@@ -228,3 +228,49 @@ def test_an_active_turn_under_a_finished_turns_id_repeats_an_id() -> None:
              "message": {"text": "", "origin": {"kind": "user"}}}
     assert fast.FastLane._collides(model, "chat", state, again, 5)
     assert not fast.FastLane._collides(model, "chat", state, {**again, "turnId": "t4"}, 5)
+
+
+_ACTIVE = {"resource": "ahp-chat:/c1", "title": "t", "status": 8, "modifiedAt": "1970-01-01T00:00:00.000Z",
+           "turns": [], "activeTurn": {"id": "t2", "startedAt": "1970-01-01T00:00:00.000Z",
+                                       "message": {"text": "", "origin": {"kind": "user"}}, "responseParts": []}}
+
+
+def test_a_value_stored_other_than_the_action_sent_is_its_own_effect() -> None:
+    # recall: `turn_end_no_duration_clamp` (a turn's end keeps a negative duration) was found by
+    # chance, 4 seeds of 5: the ended turn is a new object in `turns`, and its clamped `duration`
+    # (−5 sent, 0 stored) read as the same effect as any other turn's end
+    model = Model(P7)
+    ended = {"type": "chat/turnCancelled", "turnId": "t2", "duration": 5}
+    clamped = {**ended, "duration": -5}
+    plain = effect(_ACTIVE, model.reduce("chat", _ACTIVE, ended, 5), ended)
+    sig = effect(_ACTIVE, model.reduce("chat", _ACTIVE, clamped, 5), clamped)
+    assert "/turns/*/duration≠" in sig and "/turns/*/duration≠" not in plain
+    assert set(sig) - set(plain) == {"/turns/*/duration≠"}
+    kept = model.reduce("chat", _ACTIVE, ended, 5)
+    unclamped = {**kept, "turns": [{**kept["turns"][0], "duration": -5}]}  # the defect: stored as sent
+    assert effect(_ACTIVE, unclamped, clamped) == plain
+    # a scalar rewritten in place to another value than the action's is named too
+    assert effect({"x": {"cols": 3}}, {"x": {"cols": 0}}, {"type": "t", "cols": -1}) == ("/x/cols=", "/x/cols≠")
+    assert effect({"x": {"cols": 3}}, {"x": {"cols": 4}}, {"type": "t", "cols": 4}) == ("/x/cols=",)
+
+
+def test_the_effect_hunt_tries_an_integer_at_its_edge() -> None:
+    # the pooled turn ends hold small positive durations (a draw's favourites): the hunt's edge
+    # candidate gives one a boundary number, and a negative one — clamped, a rare effect — is sent
+    t = "chat/turnCancelled"
+    ended = {"type": t, "turnId": "t2", "duration": 5}
+    model = Model(P7)
+    pool = fast.ArmPool(by_type={t: [(0, dict(ended)) for _ in range(8)]})
+    seen = Counter({(t, effect(_ACTIVE, model.reduce("chat", _ACTIVE, ended, 5), ended)): 50})
+    lane = _lane(P7, seen)
+    lane._offers = lambda *a: [(t, 1.0, None)]  # type: ignore[method-assign]
+    here = SimpleNamespace(profile=P7, model=model)
+    channels = [(SimpleNamespace(kind="chat", reference=_ACTIVE), None)]
+    sent = [lane._effect_hunt(pool, here, channels, 0, 5) for _ in range(40)]  # type: ignore[arg-type]
+    negative = [a for a in sent if a is not None and a["duration"] < 0]
+    assert negative and all(model.reduce("chat", _ACTIVE, a, 5)["turns"][-1]["duration"] == 0 for a in negative)
+    assert all(a is None or a["duration"] < 0 for a in sent)  # a positive edge is the common effect
+    assert lane.stats.field_mutations["edge number"] == 40
+    m = mutation.Mutator(random.Random(1), fast.FastStats())
+    assert m.edge_number({"type": "chat/delta", "turnId": "t2", "content": "x"}) is None  # no integer
+    assert m.edge_number({"type": "session/chatUpdated", "status": 8}) is None  # a bitset has its own edges

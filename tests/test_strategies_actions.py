@@ -334,3 +334,24 @@ def test_customization_updates_keep_ids_session_unique() -> None:
         }
         collided_before += bool(others & set(_customization_ids([action["customization"]])))
     assert collided_before == 0
+
+
+def test_a_turn_is_never_started_under_a_finished_turns_id() -> None:
+    # recall (turn_end_no_duration_clamp, seed 1): a drawn turnStarted named the history's `t1`
+    # (the stale pick); ended, the chat held two turns of one id — a state no host makes, read
+    # as namesakes (`duplicate-id`) and hiding the bug. The stale pick names the active turn only.
+    history = [{"id": t, "state": "complete", "responseParts": [], "message": {"text": "", "origin": {"kind": "user"}}}
+               for t in ("t1", "t2")]
+    idle = {"resource": "ahp-chat:/c1", "title": "t", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+            "turns": history}
+    active = {**idle, "activeTurn": {"id": "t3", "startedAt": "1970-01-01T00:00:00.000Z",
+                                     "message": {"text": "", "origin": {"kind": "user"}}, "responseParts": []}}
+    p7 = Profile.named("0.7.0")
+    stale = ActionContext(profile=p7, stale=0.5)
+    for state, allowed in ((idle, {"t4", "t1-5"}), (active, {"t3", "t4"})):
+        drawn = _collect(actions_for("chat", state, p7, types=["chat/turnStarted"], context=stale), 60)
+        ids = {a["turnId"] for a in drawn}
+        assert not ids & {"t1", "t2"}
+        assert ids & allowed
+    assert "t3" in {a["turnId"] for a in _collect(
+        actions_for("chat", active, p7, types=["chat/turnStarted"], context=stale), 60)}  # the active one, now and then

@@ -1025,3 +1025,19 @@ def test_a_reordered_queue_is_a_permutation_whatever_the_numbers_look_like() -> 
     after = [msg("m4", 4.0), msg("m3", 3.0), msg("m2", 2.0)]
     assert _reorder_problem(before, after, ["m4"]) is None
     assert _reorder_problem(before, [msg("m4", 4.5), msg("m3", 3), msg("m2", 2)], ["m4"]) is not None
+
+
+def test_namesakes_the_target_changed_as_the_model_did_are_no_namesake_question() -> None:
+    # recall, turn_end_no_duration_clamp seed 1: the ended turn joined a history turn of its id;
+    # the target appended it as the model did, with a duration unclamped. Which namesake was
+    # updated is not in question: the value is (read as `duplicate-id` before)
+    old = {"id": "t1", "state": "cancelled", "responseParts": []}
+    active = {"id": "t1", "startedAt": "1970-01-01T00:00:00.000Z", "responseParts": []}
+    before = {"status": 1, "turns": [old], "activeTurn": active}
+    ended = {**active, "state": "cancelled"}
+    model = {"status": 1, "turns": [old, {**ended, "duration": 0}]}
+    target = {"status": 1, "turns": [old, {**ended, "duration": -5}]}
+    view = StepView("chat", {"type": "chat/turnCancelled", "turnId": "t1", "duration": -5}, before, before, model, target)
+    view.echo = lambda: model
+    keys = [c.key for c in view.causes]
+    assert keys and ("duplicate-id",) not in keys

@@ -418,8 +418,12 @@ class StepView:
             # where that update is invisible: an earlier namesake already holding the values (a
             # client that updates the first only). A missing update of the first namesake, the
             # later ones untouched (the model's guard skipped them), is the action not applied.
-            touched = any(_differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))
-                          for j in namesakes)
+            changed = {j for j in namesakes
+                       if _differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))}
+            touched = bool(changed)
+            if touched and changed == {j for j in namesakes
+                                       if _differs(at_path(self.before, (*p[:n], j)), at_path(self.expected, (*p[:n], j)))}:
+                continue  # the target changed the very namesakes the model did: a value differs, not which
             hid: bool | None = None  # the target is asked at most once per list (`_namesake_hid`)
             for j, other in enumerate(items):
                 shared = mine & _identifiers(other)

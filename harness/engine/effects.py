@@ -14,6 +14,11 @@ changed (a tool call's `status` `running` gone, `cancelled` come). Reducers shar
 leave alone (`{**state, …}`), so the walk stops at every subtree that is the same object before
 and after: its cost is the size of the change, not of the state.
 
+A value the model stores other than the action sent it under the same key (a turn's end with
+`duration: -5` stored as `0`, a status recomputed where the action wrote one) is a branch of its
+own too — a clamp, a normalisation, a guard that overrides — and one a target skips: it is named
+`path≠` beside the change's structure (`_sent`, the action's top-level scalars).
+
 The signature is a tuple of sorted tokens; `()` is a step that changed nothing.
 """
 
@@ -47,9 +52,27 @@ def effect(before: Any, after: Any, action: Any = None) -> tuple[str, ...]:
     tokens: set[str] = set()
     came: set[tuple[str, str]] = set()
     went: set[tuple[str, str]] = set()
-    _diff(before, after, "", 0, tokens, came, went, _nodes(action, set()))
+    _diff(before, after, "", 0, tokens, came, went, _nodes(action, set()), _sent(action))
     enums = sorted(f"{k}→{v}" for k, v in came - went) + sorted(f"{k}←{v}" for k, v in went - came)
     return tuple(sorted(tokens)) + tuple(enums[:ENUM_TOKENS])
+
+
+def _sent(action: Any) -> dict[str, Any]:
+    """The action's top-level scalars by key (not its `type`): the values a reducer may store."""
+    if not isinstance(action, dict):
+        return {}
+    return {k: v for k, v in action.items()
+            if k != "type" and isinstance(v, str | int | float) and not isinstance(v, bool)}
+
+
+def _overridden(value: Any, path: str, sent: dict[str, Any], tokens: set[str]) -> None:
+    """`path≠` for each scalar of a new object (`value`, one level) that the action sent under
+    the same key with another value: the reducer stored something else (a clamp)."""
+    if not sent or not isinstance(value, dict):
+        return
+    for k, v in value.items():
+        if k in sent and isinstance(v, str | int | float) and v != sent[k]:
+            tokens.add(f"{path}/{k}≠")
 
 
 def _nodes(value: Any, out: set[int]) -> set[int]:
@@ -66,7 +89,7 @@ def _nodes(value: Any, out: set[int]) -> set[int]:
 
 
 def _diff(a: Any, b: Any, path: str, depth: int, tokens: set[str], came: set[tuple[str, str]],
-          went: set[tuple[str, str]], given: set[int]) -> None:
+          went: set[tuple[str, str]], given: set[int], sent: dict[str, Any]) -> None:
     if a is b:
         return
     if id(b) in given:
@@ -85,18 +108,22 @@ def _diff(a: Any, b: Any, path: str, depth: int, tokens: set[str], came: set[tup
                 tokens.add(f"{p}+")
                 if id(v) not in given:
                     _enums(v, k, came, 0)
+                    _overridden(v, p, sent, tokens)
             else:
-                _diff(a[k], v, p, depth + 1, tokens, came, went, given)
+                _diff(a[k], v, p, depth + 1, tokens, came, went, given, sent)
         for k, v in a.items():
             if k not in b:
                 tokens.add(f"{path}/{k}-")
                 _enums(v, k, went, 0)
         return
     if isinstance(a, list) and isinstance(b, list):
-        _diff_list(a, b, path, depth, tokens, came, went, given)
+        _diff_list(a, b, path, depth, tokens, came, went, given, sent)
         return
     if a != b or type(a) is not type(b):
         tokens.add(f"{path}=")
+        k = _key(path)
+        if k in sent and b != sent[k] and isinstance(b, str | int | float):
+            tokens.add(f"{path}≠")
         if isinstance(a, str):
             _enums(a, _key(path), went, 0)
         if isinstance(b, str):
@@ -104,7 +131,8 @@ def _diff(a: Any, b: Any, path: str, depth: int, tokens: set[str], came: set[tup
 
 
 def _diff_list(a: list[Any], b: list[Any], path: str, depth: int, tokens: set[str],
-               came: set[tuple[str, str]], went: set[tuple[str, str]], given: set[int]) -> None:
+               came: set[tuple[str, str]], went: set[tuple[str, str]], given: set[int],
+               sent: dict[str, Any]) -> None:
     if len(a) != len(b):
         tokens.add(f"{path}[{_count(len(a))}→{_count(len(b))}]")
         if a and b and a[0] != b[0]:
@@ -113,6 +141,7 @@ def _diff_list(a: list[Any], b: list[Any], path: str, depth: int, tokens: set[st
         for x in b:
             if id(x) not in kept and id(x) not in given:
                 _enums(x, _key(path), came, 0)
+                _overridden(x, f"{path}/*", sent, tokens)
         now = {id(x) for x in b}
         for x in a:
             if id(x) not in now:
@@ -122,7 +151,7 @@ def _diff_list(a: list[Any], b: list[Any], path: str, depth: int, tokens: set[st
         tokens.add(f"{path}[reordered]")
         return
     for x, y in zip(a, b, strict=True):
-        _diff(x, y, f"{path}/*", depth + 1, tokens, came, went, given)
+        _diff(x, y, f"{path}/*", depth + 1, tokens, came, went, given, sent)
 
 
 def _count(n: int) -> str:

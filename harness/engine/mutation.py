@@ -318,6 +318,22 @@ class Mutator:
         self.stats.field_mutations["one id missed"] += 1
         return {**action, key: f"{action[key]}-gone"}
 
+    def edge_number(self, action: Any) -> Any | None:
+        """`action` with one top-level integer field (not a bitset) set to one of the
+        `BOUNDARY_NUMBERS` — None when it has none. A reducer clamps, bounds or converts what it
+        stores (a turn's end clamps a negative `duration` to 0), and a pooled payload holds the
+        small positive values a draw favours: the edge is where the branch is that a target
+        skips. A value the schema or I-JSON refuses is the caller's to drop (a probe)."""
+        if not isinstance(action, dict):
+            return None
+        numeric = [k for k, v in action.items() if type(v) is int and k not in BITSET_KEYS]
+        if not numeric:
+            return None
+        key = self.rng.choice(numeric)
+        new = self.rng.choice([n for n in BOUNDARY_NUMBERS if n != action[key]])
+        self.stats.field_mutations["edge number"] += 1
+        return {**action, key: new}
+
     def mutate(self, action: Any, state: Any) -> tuple[Any, str | None]:
         """`action` with one field changed, and the kind of change (None: unchanged)."""
         leaves = list(_leaves(action))

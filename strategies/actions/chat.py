@@ -8,6 +8,7 @@ builds the strategy only when the type is chosen.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -305,11 +306,17 @@ def _turn_started(s: Json, ctx: ActionContext) -> Offer:
         optional: dict[str, st.SearchStrategy[Any]] = {"_meta": meta()}
         if pending:
             optional["queuedMessageId"] = id_from(pending, MESSAGE_IDS, stale=ctx.stale)
+        # A new turn's id names no finished turn: a turn started under a history id is a state
+        # no host makes (two turns of one id once it ends; engine/mutation.py `id_repeats`).
+        # The stale pick names the active turn only.
         taken = [*c.turns, *([c.turn_id] if c.turn_id else [])]
+        turn_id = fresh_id(taken, TURN_IDS, replace(ctx, stale=0.0))
+        if c.turn_id and ctx.stale > 0:
+            turn_id = weighted([(1 - ctx.stale, turn_id), (ctx.stale, st.just(c.turn_id))])
         return obj(
             act(
                 "chat/turnStarted",
-                turnId=fresh_id(taken, TURN_IDS, ctx),
+                turnId=turn_id,
                 startedAt=iso_timestamps(),
                 message=msg.user_messages(),
             ),
