@@ -731,3 +731,51 @@ def test_lane_schema_keeps_the_folder_schema_for_the_runs_version_only() -> None
     assert lane_schema(problem, P, P) is problem and lane_schema(problem, main, P) is problem
     assert lane_schema(problem, p08, P) is None and lane_schema(problem, P, p08) is None
     assert lane_schema(None, P, P) is None
+
+
+def test_a_type_a_strategy_weighs_down_is_effect_hunted_for_a_new_effect_only() -> None:
+    # recall, turn_end_no_duration_clamp (4 of 5, 8 of 10): the turn ends weigh HOT/4 so that
+    # turns live long, below `APPLIES`, so they were never hunted: 11 effective turn ends in 26,620
+    # steps, and a negative duration (the clamp) never sent. The effect hunt takes them for an
+    # effect never seen (the clamp, `path≠`), not up to `EFFECT_RARE` times each (that cost the
+    # tool-call bugs seeds and steps), and the reach boost never does.
+    import random
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from harness.engine import generation
+    from harness.engine.effects import effect
+    from harness.reference import Model
+
+    profile = Profile.named("0.7.0")
+    model = Model(profile)
+    chat = {"resource": "ahp-chat:/c1", "title": "", "status": 8, "modifiedAt": "1970-01-01T00:00:00.000Z",
+            "turns": [], "activeTurn": {"id": "t1", "startedAt": "1970-01-01T00:00:00.000Z",
+                                        "message": {"text": "", "origin": {"kind": "user"}}, "responseParts": []}}
+    offers = generation.type_offers("chat", chat, profile, None)
+    weights = {t: w for t, w, _ in offers}
+    t = "chat/turnCancelled"
+    assert fast.HUNTS_FROM <= weights[t] < fast.APPLIES
+    boosted = dict(zip([u for u, _, _ in offers], fast.reach_weights(offers, Counter()), strict=True))
+    assert boosted[t] == weights[t]  # never boosted
+    ended = {"type": t, "turnId": "t1", "duration": 5}
+    plain = (t, effect(chat, model.reduce("chat", chat, ended, 5), ended))
+    clamped = {**ended, "duration": -1}
+    clamp = (t, effect(chat, model.reduce("chat", chat, clamped, 5), clamped))
+    assert plain != clamp
+
+    def hunt(seen: Counter[Any]) -> list[Any]:
+        lane = fast.FastLane.__new__(fast.FastLane)
+        lane.rng, lane.stats = random.Random(2), fast.FastStats()
+        lane.mutator = mutation.Mutator(lane.rng, lane.stats)
+        lane.valid_cache, lane.effects, lane._last_offers = {}, seen, None
+        lane._offers = lambda *a: [(t, weights[t], None)]  # type: ignore[method-assign]
+        pool = fast.ArmPool(by_type={t: [(0, dict(ended)) for _ in range(8)]})
+        here = SimpleNamespace(profile=profile, model=model)
+        channels = [(SimpleNamespace(kind="chat", reference=chat), None)]
+        return [lane._effect_hunt(pool, here, channels, 0, 5) for _ in range(40)]  # type: ignore[arg-type]
+
+    sent = hunt(Counter({plain: 1}))  # a turn's end seen once: not sent again for that effect
+    assert any(a is not None for a in sent)
+    assert all(a is None or a["duration"] < 0 for a in sent)  # the clamp: an effect never seen
+    assert all(a is None for a in hunt(Counter({plain: 1, clamp: 1})))  # seen once: enough

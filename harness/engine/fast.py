@@ -86,14 +86,20 @@ RETARGET: Final = 0.3  # chance that a step's id fields are set to ids of the cu
 #: action yet, and now and then any type, gets a few drawn by Hypothesis for this very state.
 PICK: Final[Any] = object()  # a marker, never sent (an adversarial action may be JSON null)
 #: Reach (issue 32): a type whose guard holds in the current state (weight ≥ `APPLIES`: the
-#: strategies' HOT, or a share of it) is weighted by 1 + RARE_BOOST / (1 + the times it changed a
-#: state in this run): a type that never did is drawn 9× as often where it applies, one that did
-#: 80 times alike. `APPLIES` sits above the guard probes (`COLD` 0.08, `WRONG_CALL` 0.2) and at
-#: the lowest share of HOT a strategy gives an applicable type: the turn ends weigh HOT/4 so that
-#: turns live long, and at HOT/2 they were never rare, never hunted (a turn's end changed a state
-#: 11 times in 26,620 steps; a clamped duration was never sent).
+#: strategies' HOT) is weighted by 1 + RARE_BOOST / (1 + the times it changed a state in this
+#: run): a type that never did is drawn 9× as often where it applies, one that did 80 times alike.
 RARE_BOOST: Final = 8.0
-APPLIES: Final = 0.25
+APPLIES: Final = 0.5
+#: The effect hunt also looks at the types a strategy weighs down on purpose where they apply
+#: (weight ≥ `HUNTS_FROM`: the turn ends weigh HOT/4 so that turns live long), but sends one only
+#: for an effect this run has never seen: a clamped duration (`path≠`, engine/effects.py) once,
+#: not each turn-end variant 8 times. At `APPLIES` a turn's end was never hunted, and a clamp never
+#: sent (11 effective turn ends in 26,620 steps). Measured on six turn and tool-call bugs, 10 seeds
+#: (bench/results/recall.md): boosting them like the others (`APPLIES` at 0.25) ended turns so
+#: often that the tool-call bugs took up to 10× the steps; the type hunt or the effect hunt at
+#: `EFFECT_RARE` cost a seed of 10 here and there and 2–3× the steps. Above the guard probes
+#: (`COLD` 0.08, `WRONG_CALL` 0.2).
+HUNTS_FROM: Final = 0.25
 TYPE_FILL: Final = 3
 TYPE_REFRESH: Final = 0.02
 #: A pooled payload was drawn for another state: its ids may name nothing here, and a type whose
@@ -455,8 +461,9 @@ class FastLane:
         is common or none is a valid step."""
         stepper = channels[ch][0]
         kind, state, model = stepper.kind, stepper.reference, lane.model
-        offers = [t for t, w, _ in self._offers(lane, channels, ch)
-                  if w >= APPLIES and t not in NO_STATE_EFFECT and pool.by_type.get(t)]
+        weights = {t: w for t, w, _ in self._offers(lane, channels, ch)
+                   if w >= HUNTS_FROM and t not in NO_STATE_EFFECT and pool.by_type.get(t)}
+        offers = list(weights)
         if not offers:
             return None
         # Half the candidates of one type (its branches), half one each of other types (which of
@@ -488,7 +495,7 @@ class FastLane:
             except MalformedAction:
                 continue
             seen = self.effects[(t, effect(state, after, action) or near_miss(action, ids))]
-            if seen < EFFECT_RARE:
+            if seen < (EFFECT_RARE if weights[t] >= APPLIES else 1):
                 ranked.append((seen, i, action, after))
         # The rarest first; the costlier checks only until one passes: schema-valid, and no id
         # this state holds elsewhere (a probe, not a step: `_collides`).
