@@ -1041,3 +1041,33 @@ def test_namesakes_the_target_changed_as_the_model_did_are_no_namesake_question(
     view.echo = lambda: model
     keys = [c.key for c in view.causes]
     assert keys and ("duplicate-id",) not in keys
+
+
+def test_a_first_only_client_whose_encoder_drops_empties_is_still_the_namesake_cause() -> None:
+    # recall r17, the Go client (7 FALSE `unapplied chat/toolCall…`): it updates the first call of
+    # an id only and its encoder drops empty values. Asked with the other namesake taken out, it
+    # wrote the auth without `scopes_supported: []`; and a namesake whose empty `_meta` it dropped
+    # is not one it wrote. Both are the namesakes (and the empties another cause), not the action
+    # left undone.
+    before = _two_calls("running", "running")
+    calls = before["activeTurn"]["responseParts"]
+    calls[1]["toolCall"] = {**calls[1]["toolCall"], "contributor": {"kind": "mcp", "customizationId": "c"}, "_meta": {}}
+    auth = {"reason": "required", "resource": {"resource": "https://r", "scopes_supported": []}}
+    model = json.loads(json.dumps(before))
+    model["activeTurn"]["responseParts"][1]["toolCall"].update(status="auth-required", auth=auth)
+    action = {"type": "chat/toolCallAuthRequired", "turnId": "t1", "toolCallId": "tc1", "auth": auth}
+    target = json.loads(json.dumps(before))
+    del target["activeTurn"]["responseParts"][1]["toolCall"]["_meta"]  # dropped: `{}`
+
+    def first_only_dropping_empties(state: Any) -> Any:
+        out = json.loads(json.dumps(state))
+        call = out["activeTurn"]["responseParts"][0]["toolCall"]
+        if call.get("contributor", {}).get("kind") == "mcp":
+            call.update(status="auth-required", auth={"reason": "required", "resource": {"resource": "https://r"}})
+        call.pop("_meta", None)
+        return out
+
+    view = StepView("chat", action, before, before, model, target)
+    view.echo, view.answer_on = (lambda: model), first_only_dropping_empties
+    assert ("duplicate-id",) in [c.key for c in view.causes]
+    assert ("unapplied", "chat/toolCallAuthRequired") not in [c.key for c in view.causes]

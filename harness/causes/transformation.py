@@ -418,12 +418,10 @@ class StepView:
             # where that update is invisible: an earlier namesake already holding the values (a
             # client that updates the first only). A missing update of the first namesake, the
             # later ones untouched (the model's guard skipped them), is the action not applied.
-            changed = {j for j in namesakes
-                       if _differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))}
-            touched = bool(changed)
-            if touched and changed == {j for j in namesakes
-                                       if _differs(at_path(self.before, (*p[:n], j)), at_path(self.expected, (*p[:n], j)))}:
-                continue  # the target changed the very namesakes the model did: a value differs, not which
+            touched = any(_differs(at_path(self.target_before, (*p[:n], j)), at_path(self.observed, (*p[:n], j)))
+                          for j in namesakes)
+            if touched and self._same_namesakes_written(p, n, namesakes):
+                continue  # the target wrote the very namesakes the model did: a value differs, not which
             hid: bool | None = None  # the target is asked at most once per list (`_namesake_hid`)
             for j, other in enumerate(items):
                 shared = mine & _identifiers(other)
@@ -445,6 +443,20 @@ class StepView:
                                  "other namesakes than the model does")
         return None
 
+    def _same_namesakes_written(self, p: tuple[Any, ...], n: int, namesakes: list[int]) -> bool:
+        """The target wrote the field at `p` (below item `p[n]`) in the same namesakes as the
+        model: a turn's end appended under a history turn's id, its duration unclamped. Compared
+        at the field, not the item, and past empty values: a namesake whose empty `_meta` the
+        target's encoder dropped is not one it updated."""
+        field = p[n + 1:]
+
+        def written(before: Any, after: Any) -> set[int]:
+            return {j for j in namesakes
+                    if _differs(_bare(at_path(before, (*p[:n], j, *field))), _bare(at_path(after, (*p[:n], j, *field))))}
+
+        model = written(self.before, self.expected)
+        return p[n] in model and written(self.target_before, self.observed) == model
+
     def _namesake_hid(self, p: tuple[Any, ...], n: int, namesakes: list[int]) -> bool:
         """A target that changed no namesake may have updated an earlier one invisibly (a client
         that updates the first of a `toolCallId` only, whose guard then skipped it) — or ignored
@@ -463,7 +475,8 @@ class StepView:
         if not isinstance(answer, dict):
             return True  # it failed there: nothing to conclude
         moved = i - sum(1 for j in namesakes if j < i)
-        return not _differs(at_path(answer, (*at, moved, *p[n + 1:])), at_path(self.expected, p))
+        # an empty value inside (`scopes_supported: []`) its encoder drops is another cause's
+        return not _differs(_pruned(at_path(answer, (*at, moved, *p[n + 1:]))), _pruned(at_path(self.expected, p)))
 
     def _classify(self, d: tuple[Any, Any, Any]) -> Cause:
         p, a, b = d
@@ -755,6 +768,23 @@ def _first(diffs: Any) -> list[tuple[Any, Any, Any]]:
 def _overlap(p: tuple[Any, ...], q: tuple[Any, ...]) -> bool:
     n = min(len(p), len(q))
     return p[:n] == q[:n]
+
+
+def _pruned(value: Any) -> Any:
+    """`value` with every key of an object inside it whose value is (or prunes to) `[]`, `{}` or
+    `""` left out: what an encoder that drops empties writes of it."""
+    if isinstance(value, dict):
+        out = {k: _pruned(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in ([], {}, "")}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value]
+    return value
+
+
+def _bare(value: Any) -> Any:
+    """`_pruned(value)`, or None when that is empty: an empty value and none are one write."""
+    out = _pruned(value)
+    return None if out in ([], {}, "") else out
 
 
 def _differs(x: Any, y: Any) -> bool:
