@@ -775,7 +775,7 @@ def _pruned(value: Any) -> Any:
     `""` left out: what an encoder that drops empties writes of it."""
     if isinstance(value, dict):
         out = {k: _pruned(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in ([], {}, "")}
+        return {k: v for k, v in out.items() if v not in _EMPTIES}
     if isinstance(value, list):
         return [_pruned(v) for v in value]
     return value
@@ -784,7 +784,7 @@ def _pruned(value: Any) -> Any:
 def _bare(value: Any) -> Any:
     """`_pruned(value)`, or None when that is empty: an empty value and none are one write."""
     out = _pruned(value)
-    return None if out in ([], {}, "") else out
+    return None if out in _EMPTIES else out
 
 
 def _differs(x: Any, y: Any) -> bool:

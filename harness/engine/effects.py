@@ -71,8 +71,13 @@ def _overridden(value: Any, path: str, sent: dict[str, Any], tokens: set[str]) -
     if not sent or not isinstance(value, dict):
         return
     for k, v in value.items():
-        if k in sent and isinstance(v, str | int | float) and v != sent[k]:
+        if _stored_otherwise(k, v, sent):
             tokens.add(f"{path}/{k}≠")
+
+
+def _stored_otherwise(key: str, value: Any, sent: dict[str, Any]) -> bool:
+    """A scalar `value` stored under `key` where the action sent another one under that key."""
+    return key in sent and isinstance(value, str | int | float) and value != sent[key]
 
 
 def _nodes(value: Any, out: set[int]) -> set[int]:
@@ -122,12 +127,12 @@ def _diff(a: Any, b: Any, path: str, depth: int, tokens: set[str], came: set[tup
     if a != b or type(a) is not type(b):
         tokens.add(f"{path}=")
         k = _key(path)
-        if k in sent and b != sent[k] and isinstance(b, str | int | float):
+        if _stored_otherwise(k, b, sent):
             tokens.add(f"{path}≠")
         if isinstance(a, str):
-            _enums(a, _key(path), went, 0)
+            _enums(a, k, went, 0)
         if isinstance(b, str):
-            _enums(b, _key(path), came, 0)
+            _enums(b, k, came, 0)
 
 
 def _diff_list(a: list[Any], b: list[Any], path: str, depth: int, tokens: set[str],
