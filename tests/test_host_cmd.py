@@ -18,7 +18,7 @@ import pytest
 from harness.spec.specdir import SpecDir
 from harness.targets.base import TargetSetupError
 from harness.targets.live import LiveTarget, parse_live_spec
-from tests.faults import assert_gone, finish, start, wait_for
+from tests.faults import assert_gone, finish, gone, start, wait_for
 
 #: A host that writes its pid, then never prints a URL (it is `sleep` itself: `exec`).
 NEVER_LISTENS = "host-cmd:sh -c 'echo $$ > {pidfile}; exec sleep 600'"
@@ -46,6 +46,53 @@ def test_a_signal_while_the_host_starts_stops_the_host_and_exits_143_or_130(
     assert "nothing was fuzzed" in done.stderr and "Traceback" not in done.stderr
     assert_gone(pidfile)
     assert wait_for(lambda: _group_gone(host), 10, "the host's process group to end")
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("where", ["popen", "readers"])
+def test_a_signal_landing_as_the_host_is_spawned_still_stops_it(
+        monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """At load 10+ a SIGINT once landed while `Popen` returned: the host outlived the run. The
+    signal is delivered here at that exact point (as the real one was, by the kernel), not timed."""
+    import subprocess
+    import threading
+
+    import harness.targets.live as live
+
+    spawned: list[int] = []
+    real_popen, real_start = subprocess.Popen, threading.Thread.start
+
+    def popen(*args: object, **kwargs: object) -> subprocess.Popen[str]:
+        proc = real_popen(*args, **kwargs)  # type: ignore[call-overload]
+        spawned.append(proc.pid)
+        if where == "popen":
+            os.kill(os.getpid(), signal.SIGTERM)
+        return proc  # type: ignore[no-any-return]
+
+    def start(self: threading.Thread) -> None:
+        real_start(self)
+        if where == "readers" and self.name == "host-cmd-stdout":
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def raise_stop(signum: int, frame: object) -> None:
+        raise _Stop
+
+    monkeypatch.setattr(live.subprocess, "Popen", popen)
+    monkeypatch.setattr(threading.Thread, "start", start)
+    old = signal.signal(signal.SIGTERM, raise_stop)
+    try:
+        with pytest.raises(_Stop):
+            live._start_command(("sleep", "600"), 300.0)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        left = [pid for pid in spawned if not gone(pid)]  # the stop waits for the host: no wait here
+        for pid in left:
+            os.killpg(pid, signal.SIGKILL)
+    assert spawned and not left
+    assert signal.getsignal(signal.SIGTERM) is old
 
 
 def test_a_host_that_never_prints_its_url_is_waited_for_at_most_the_budget(tmp_path: Path) -> None:

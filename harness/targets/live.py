@@ -293,7 +293,12 @@ def _start_command(argv: tuple[str, ...], timeout_s: float, env: tuple[tuple[str
                    *, budget_cut: bool = False) -> HostHandle:
     """Start a `host-cmd:` host and wait up to `timeout_s` for its URL (`budget_cut`: that wait
     is what the run's budget leaves). The host is stopped on every way out but success: its URL
-    not printed, its exit, a signal (`RunStopped`, KeyboardInterrupt) while waiting."""
+    not printed, its exit, a signal (`RunStopped`, KeyboardInterrupt) while waiting.
+
+    A stop signal is held from before the fork until the guarded wait: one that lands while
+    `Popen` returns or the readers start would otherwise leave the host running after the run
+    ends (seen at load 10+: the host outlived a SIGINT by seconds)."""
+    held = _HeldStopSignals()
     try:
         proc = subprocess.Popen(
             list(argv),
@@ -305,6 +310,7 @@ def _start_command(argv: tuple[str, ...], timeout_s: float, env: tuple[tuple[str
             start_new_session=True,  # its own process group: we stop the whole group
         )
     except OSError as e:
+        held.release()
         raise TargetSetupError(f"host-cmd: cannot start {argv[0]!r}: {e}") from e
     found: list[str] = []
     ready = threading.Event()
@@ -319,7 +325,6 @@ def _start_command(argv: tuple[str, ...], timeout_s: float, env: tuple[tuple[str
                     ready.set()
         ready.set()
 
-    threading.Thread(target=pump, name="host-cmd-stdout", daemon=True).start()
     tail: deque[str] = deque(maxlen=STDERR_LINES)
     times: deque[float] = deque(maxlen=STDERR_LINES)
 
@@ -330,14 +335,17 @@ def _start_command(argv: tuple[str, ...], timeout_s: float, env: tuple[tuple[str
             tail.append(line.rstrip("\n"))
 
     err_thread = threading.Thread(target=pump_err, name="host-cmd-stderr", daemon=True)
-    err_thread.start()
 
     def stop() -> None:
         _stop_group(proc)
 
     try:
+        threading.Thread(target=pump, name="host-cmd-stdout", daemon=True).start()
+        err_thread.start()
+        held.release()  # a signal held since the fork is raised here, inside the guard
         got = ready.wait(max(0.0, timeout_s)) and bool(found)
     except BaseException:  # a signal while the host starts: it must not outlive the run
+        held.release()
         stop()
         raise
     if not got:
@@ -358,6 +366,36 @@ def _start_command(argv: tuple[str, ...], timeout_s: float, env: tuple[tuple[str
         raise TargetSetupError(f"host-cmd: the host did not print a ws:// URL on stdout {within}")
     return HostHandle(found[0], stop, f"{shlex.join(argv)} at {found[0]}", proc=proc, stderr_tail=tail,
                       stderr_times=times, stderr_reader=err_thread)
+
+
+class _HeldStopSignals:
+    """SIGINT and SIGTERM noted instead of handled while a child is spawned (main thread only),
+    then handed to the handlers the run had, once each, by `release()`. The mask is not touched:
+    a child inherits a blocked mask across exec, a caught signal's handler it does not."""
+
+    def __init__(self) -> None:
+        self.caught: list[int] = []
+        self.old: dict[int, Any] = {}
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous = signal.getsignal(sig)
+            if previous is not None:  # None: a handler not installed from Python; leave it be
+                self.old[sig] = signal.signal(sig, self._note)
+
+    def _note(self, signum: int, frame: object) -> None:
+        if signum not in self.caught:
+            self.caught.append(signum)
+
+    def release(self) -> None:
+        """Restore the handlers (idempotent); a signal noted meanwhile is raised now, so its
+        handler runs here, in the caller's guard."""
+        for sig, handler in self.old.items():
+            signal.signal(sig, handler)
+        self.old.clear()
+        caught, self.caught = self.caught, []
+        for sig in caught:
+            signal.raise_signal(sig)
 
 
 def _reachable(url: str, timeout_s: float) -> None:
