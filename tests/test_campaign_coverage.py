@@ -111,3 +111,26 @@ def test_a_replay_builds_again_the_models_the_run_built() -> None:
     dispatch = files["harness/reference/dispatch.py"]
     # the loop over RULE_HANDLERS in `tables_for`, both ways for a rule (1.0.0 on, 0.6.0 off)
     assert [76, 77] not in dispatch["missingBranches"] and [76, 75] not in dispatch["missingBranches"]
+
+
+def test_the_reducer_path_figure_counts_the_modules_a_step_runs_and_lists_the_others() -> None:
+    """The package figure counts modules no reducer step runs (the wire codec, the collection
+    draft's helpers, the CLI's profile choice): 0 % in every run, so the figure read as behaviours
+    never reached. `reducerPath` counts the others and names those."""
+    import harness.reference.codec
+    import harness.reference.collections
+    import harness.reference.profile_rule  # noqa: F401  (imported: their modules are measured)
+    from harness.report.coverage import reducer_path
+
+    summary = _measured("replay")
+    path = summary["reducerPath"]
+    off = {"harness/reference/codec.py", "harness/reference/collections.py", "harness/reference/profile_rule.py"}
+    assert off <= set(path["offPath"])
+    files = summary["files"]
+    on = [f for name, f in files.items() if name not in path["offPath"]]
+    assert path["numBranches"] == sum(f["numBranches"] for f in on) < summary["numBranches"]
+    assert path["coveredBranches"] == summary["coveredBranches"]  # what the run took is all on the path
+    assert "harness/reference/tool_calls.py" not in path["offPath"] and "harness/reference/dispatch.py" not in path["offPath"]
+    # and a branch taken in a module off the path would not be counted in it
+    fake = {**files, "harness/reference/codec.py": {**files["harness/reference/codec.py"], "coveredBranches": 4}}
+    assert reducer_path(fake)["coveredBranches"] == path["coveredBranches"]

@@ -316,6 +316,12 @@ def test_modules_at_zero_percent_say_why(tmp_path: Path) -> None:
     assert "reduces the annotations state kind, not fuzzed in this run (fuzzed: chat)" in page.text["data-module=harness/reference/annotations.py"]
     assert "not on the reducer path" in page.text["data-module=harness/reference/codec.py"]
     assert "not" not in page.text["data-module=harness/reference/turns.py"]
+    assert "class=reducer-path" not in page.text  # a report of before `reducerPath`: no line
+    from harness.report.coverage import reducer_path
+    with_path = base_report(kinds=["chat"], branchCoverage={"percentBranches": 62.5, "files": files,
+                                                            "reducerPath": reducer_path(files)})
+    line = parse(render(with_path, tmp_path)).text["class=reducer-path"]
+    assert "10/12 branches, 83.33%" in line and "codec.py" in line and "turns.py" not in line
     # the kind fuzzed, its actions never sent
     both = base_report(kinds=["chat", "annotations"], coverage={"chat/delta": {"sent": 4, "changed": 4}})
     reason = zero_coverage_reason("harness/reference/annotations.py", both)

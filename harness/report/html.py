@@ -70,6 +70,7 @@ def _invariant_rows(report: dict[str, Any]) -> str:
 _CAMPAIGN_TILES = (
     ("branchCoverage", '<div class="card">branch coverage (reference) %<b data-field="branchPercent"></b></div>',
      '<div id="chart-coverage"></div>'),
+    ("branchCoverage", '<div class="card">of its reducer path %<b data-field="reducerPathPercent"></b></div>', ""),
     ("outcomes", '<div class="card">(type, outcome) pairs<b data-field="outcomePairs"></b></div>',
      '<div id="chart-pairs"></div>'),
     ("campaign", '<div class="card">workers<b data-field="workers"></b></div>', ""),
@@ -152,7 +153,7 @@ _JS = r"""
   set('elapsedSeconds', R.elapsedSeconds); set('examples', R.examples); set('steps', R.steps);
   set('stepsPerSecond', R.stepsPerSecond); set('findings', (R.findings||[]).length);
   var known = 0; for (var k in (R.known||{})) known++; set('known', known);
-  set('branchPercent', bc ? bc.percentBranches : null); set('outcomePairs', oc.distinctPairs === undefined ? null : oc.distinctPairs);
+  set('branchPercent', bc ? bc.percentBranches : null); set('reducerPathPercent', bc && bc.reducerPath ? bc.reducerPath.percentBranches : null); set('outcomePairs', oc.distinctPairs === undefined ? null : oc.distinctPairs);
   set('workers', camp.workers === undefined ? 1 : camp.workers); set('restarts', camp.restarts === undefined ? 0 : camp.restarts);
   // the action type x outcome matrix: outcome headers written vertically, "no-op: …" grouped
   var types = oc.types || {}, outs = oc.distinctOutcomes || [];

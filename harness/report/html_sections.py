@@ -4,8 +4,6 @@ upstream issues, and the reference model's branch coverage with a word on every 
 from __future__ import annotations
 
 import re
-import sys
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,7 @@ from harness.invariants.registry import REGISTRY
 from .html_commands import names_relative_paths, rerun_command
 from .html_escape import esc
 from .html_findings import cause_groups
+from .reference_map import reference_map as _reference_map
 from .writers import run_died
 
 
@@ -136,46 +135,6 @@ def known_html(report: dict[str, Any]) -> str:
 
 # -- branch coverage ------------------------------------------------------------------------------
 
-_PKG = "harness.reference"
-
-
-def _label(module: str) -> str:
-    return "harness/reference/__init__.py" if module == _PKG else module.replace(".", "/") + ".py"
-
-
-@cache
-def _reference_map() -> tuple[dict[str, dict[str, list[str]]], dict[str, frozenset[str]], frozenset[str]]:
-    """From the reference model itself: module label → {state kind → action types handled
-    there}; module label → labels of the modules that use it; labels reached from `Model.reduce`."""
-    from harness.reference.dispatch import TABLES
-
-    handlers: dict[str, dict[str, list[str]]] = {}
-    for kind, table in TABLES.items():
-        for action_type, handler in table.items():
-            module = getattr(handler, "__module__", None) or getattr(getattr(handler, "func", None), "__module__", "")
-            if module and module.startswith(_PKG):
-                handlers.setdefault(_label(module), {}).setdefault(kind, []).append(action_type)
-    uses: dict[str, set[str]] = {}
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == _PKG or name.startswith(_PKG + ".")):
-            continue
-        for value in vars(module).values():
-            other = value.__name__ if isinstance(value, type(sys)) else getattr(value, "__module__", None)
-            if isinstance(other, str) and other.startswith(_PKG) and other != name:
-                uses.setdefault(_label(name), set()).add(_label(other))
-    used_by: dict[str, set[str]] = {}
-    for user, used in uses.items():
-        for label in used:
-            used_by.setdefault(label, set()).add(user)
-    reached, todo = set(), ["harness/reference/dispatch.py", *handlers]
-    while todo:
-        label = todo.pop()
-        if label not in reached:
-            reached.add(label)
-            todo += sorted(uses.get(label, ()))
-    return handlers, {k: frozenset(v) for k, v in used_by.items()}, frozenset(reached)
-
-
 def _steps_of(report: dict[str, Any], action_type: str) -> int:
     types = (report.get("outcomes") or {}).get("types") or {}
     if action_type in types:
@@ -231,7 +190,14 @@ def branch_files_html(report: dict[str, Any]) -> str:
         how = ("a campaign with <code>--coverage-every 0</code>, or measured by no worker"
                if report.get("mode") == "campaign" else "<code>ahp-fuzz campaign</code> measures it")
         return f"<p>No branch coverage was measured in this run ({how}).</p>"
-    return ("<table class=\"branches\"><tr><th>module</th><th>branches</th><th>%</th><th>why 0 %</th>"
+    path = bc.get("reducerPath")
+    lead = ""
+    if path:
+        off = ", ".join(f"<code>{esc(Path(m).name)}</code>" for m in path.get("offPath") or []) or "none"
+        lead = (f"<p class=\"reducer-path\">Of the modules a reducer step runs: <b>{path['coveredBranches']}/"
+                f"{path['numBranches']} branches, {path['percentBranches']}%</b>. Off that path, so at 0 % in "
+                f"every run and not counted there: {off}.</p>")
+    return lead + ("<table class=\"branches\"><tr><th>module</th><th>branches</th><th>%</th><th>why 0 %</th>"
             "<th>branches not taken (line→line; negative: exit)</th></tr>" + "".join(rows) + "</table>")
 
 
