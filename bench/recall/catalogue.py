@@ -140,7 +140,9 @@ TARGETS: tuple[Target, ...] = (
         Bug("go-toggle-without-enablement", 7, ("not-a-no-op", "session/customizationToggled"),
             "SessionCustomizationToggledAction has `enabled bool` only: a 0.8.0 toggle `{id, enablement[]}` decodes as enabled=false",
             # on a step the model changes, the same bug shows as the `enabled` value (a DUP), of a
-            # top-level customization or of a child one
-            (("value", "customizations[].enabled"), ("value", "customizations[].children[].enabled"))),
+            # top-level customization or of a child one, or as `enabled` written onto a 0.8.0
+            # customization that has none (r18, seed 2: `enabled: false` added)
+            (("value", "customizations[].enabled"), ("value", "customizations[].children[].enabled"),
+             ("added", "enabled"))),
     ), args=("--spec", "{wild_ts}"), needs="wild-go"),
 )
