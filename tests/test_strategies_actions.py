@@ -355,3 +355,22 @@ def test_a_turn_is_never_started_under_a_finished_turns_id() -> None:
         assert ids & allowed
     assert "t3" in {a["turnId"] for a in _collect(
         actions_for("chat", active, p7, types=["chat/turnStarted"], context=stale), 60)}  # the active one, now and then
+
+
+def test_a_0_9_response_part_now_and_then_carries_an_error_part_the_reducer_ignores() -> None:
+    """0.9.0: an error enters a turn only through `chat/error` (fixture 270-chat): a
+    `chat/responsePart` with an error part is a no-op. No draw made one, so the guard was never
+    exercised (the reference model's branch stayed untaken). 0.7.0 has no error part at all."""
+    active = {"resource": "ahp-chat:/c1", "title": "t", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+              "turns": [], "activeTurn": {"id": "t3", "startedAt": "1970-01-01T00:00:00.000Z",
+                                          "message": {"text": "", "origin": {"kind": "user"}}, "responseParts": []}}
+    p9, p7 = Profile.named("0.9.0"), Profile.named("0.7.0")
+    drawn = _collect(actions_for("chat", active, p9, types=["chat/responsePart"],
+                                 context=ActionContext(profile=p9, stale=0)), 400)
+    errors = [a for a in drawn if a["part"]["kind"] == "error"]
+    assert errors and len(errors) < len(drawn) / 4
+    for a in errors:
+        assert reduce("chat", active, a, now_ms=9999, profile=p9) == active
+    older = _collect(actions_for("chat", active, p7, types=["chat/responsePart"],
+                                 context=ActionContext(profile=p7, stale=0)), 200)
+    assert not [a for a in older if a["part"]["kind"] == "error"]

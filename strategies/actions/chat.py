@@ -379,6 +379,10 @@ _BLOCKING_PART_STATUSES: Final = (
 )
 
 
+#: 0.9.0 and later: the share of `chat/responsePart` draws whose part is an error part.
+ERROR_PART: Final = 0.05
+
+
 def _response_part(s: Json, ctx: ActionContext) -> Offer:
     c = chat_view(s)
 
@@ -394,16 +398,16 @@ def _response_part(s: Json, ctx: ActionContext) -> Offer:
         request_part = msg.input_requests(fresh_id(c.open_request_ids, REQUEST_IDS, ctx)).map(
             lambda r: {"kind": "inputRequest", "request": r}
         )
-        part = weighted(
-            [
-                (
-                    0.6,
-                    msg.response_parts(("markdown", "reasoning", "contentRef", "systemNotification")),
-                ),
-                (0.28, tool_part),
-                (0.12, request_part),
-            ]
-        )
+        shares = [
+            (0.6, msg.response_parts(("markdown", "reasoning", "contentRef", "systemNotification"))),
+            (0.28, tool_part),
+            (0.12, request_part),
+        ]
+        if ctx.profile.durable_turn_errors:
+            # 0.9.0: an error enters a turn only through `chat/error`; a responsePart carrying
+            # one is a schema-valid no-op (fixture 270-chat), a guard no draw reached before.
+            shares.append((ERROR_PART, error_parts()))
+        part = weighted(shares)
         return obj(act("chat/responsePart", turnId=_turn_id(c, ctx), part=part), {"_meta": meta()})
 
     return (HOT if c.active else COLD), make
