@@ -374,3 +374,26 @@ def test_a_0_9_response_part_now_and_then_carries_an_error_part_the_reducer_igno
     older = _collect(actions_for("chat", active, p7, types=["chat/responsePart"],
                                  context=ActionContext(profile=p7, stale=0)), 200)
     assert not [a for a in older if a["part"]["kind"] == "error"]
+
+
+def test_a_tool_call_delta_now_and_then_has_no_content_from_0_7_on() -> None:
+    """§7b row 4: from 0.7.0 `content` is optional and an absent one appends nothing. No draw
+    left it out, so code that concatenates whatever is there ("…undefined") was never met.
+    0.6.0 requires it."""
+    call = {"toolCallId": "tc1", "toolName": "ls", "displayName": "ls", "status": "streaming",
+            "partialInput": "ab", "contributor": {"kind": "client", "clientId": "c1"}}
+    active = {"resource": "ahp-chat:/c1", "title": "t", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+              "turns": [], "activeTurn": {"id": "t3", "startedAt": "1970-01-01T00:00:00.000Z",
+                                          "message": {"text": "", "origin": {"kind": "user"}},
+                                          "responseParts": [{"kind": "toolCall", "toolCall": call}]}}
+    p7, p6 = Profile.named("0.7.0"), Profile.named("0.6.0")
+    drawn = _collect(actions_for("chat", active, p7, types=["chat/toolCallDelta"],
+                                 context=ActionContext(profile=p7, stale=0)), 300)
+    bare = [a for a in drawn if "content" not in a]
+    assert bare and len(bare) < len(drawn) / 3
+    for a in bare:
+        after = reduce("chat", active, a, now_ms=9999, profile=p7)
+        assert after["activeTurn"]["responseParts"][0]["toolCall"]["partialInput"] == "ab"
+    older = _collect(actions_for("chat", active, p6, types=["chat/toolCallDelta"],
+                                 context=ActionContext(profile=p6, stale=0)), 150)
+    assert all("content" in a for a in older)

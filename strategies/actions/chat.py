@@ -623,6 +623,32 @@ def _turns_loaded(s: Json, ctx: ActionContext) -> Offer:
     )
 
 
+#: From 0.7.0 a tool-call delta's `content` is optional and an absent one appends nothing (§7b
+#: row 4): the share of deltas drawn without it. Code that concatenates whatever is there appends
+#: "undefined" or "null"; 0.6.0 requires the field, so its lane always has it.
+DELTA_WITHOUT_CONTENT: Final = 0.1
+
+_TOOL_DELTA: Final = _tool_action(
+    "chat/toolCallDelta",
+    ("streaming",),
+    lambda c, t: {"content": st.sampled_from(('{"c', 'md":', '"ls"}'))},
+    {"invocationMessage": msg.string_or_markdown()},
+)
+
+
+def _tool_delta(s: Json, ctx: ActionContext) -> Offer:
+    weight, make = _TOOL_DELTA(s, ctx)
+    if not ctx.profile.at_least("0.7.0"):
+        return weight, make
+
+    def maybe_without_content() -> st.SearchStrategy[Json]:
+        drawn = make()
+        bare = drawn.map(lambda a: {k: v for k, v in a.items() if k != "content"})
+        return weighted([(1 - DELTA_WITHOUT_CONTENT, drawn), (DELTA_WITHOUT_CONTENT, bare)])
+
+    return weight, maybe_without_content
+
+
 def _content_changed_extra(c: ChatView, tid: str) -> dict[str, st.SearchStrategy[Any]]:
     return {"content": st.lists(msg.tool_result_contents(), max_size=2)}
 
@@ -634,12 +660,7 @@ CHAT_BUILDERS: Final[Mapping[str, Builder]] = MappingProxyType(
         "chat/reasoning": _stream("chat/reasoning", "reasoning"),
         "chat/responsePart": _response_part,
         "chat/toolCallStart": _tool_start,
-        "chat/toolCallDelta": _tool_action(
-            "chat/toolCallDelta",
-            ("streaming",),
-            lambda c, t: {"content": st.sampled_from(('{"c', 'md":', '"ls"}'))},
-            {"invocationMessage": msg.string_or_markdown()},
-        ),
+        "chat/toolCallDelta": _tool_delta,
         "chat/toolCallReady": _tool_action(
             "chat/toolCallReady",
             ("streaming", "running", "pending-confirmation"),
