@@ -209,12 +209,23 @@ def _directory_removed_to_absent(real: Handler) -> Handler:
     return h
 
 
+def _delta_appends_undefined(real: Handler) -> Handler:
+    """A tool-call delta without `content` (optional from 0.7.0: it appends nothing, §7b row 4)
+    appends as JavaScript's `partialInput + action.content` does: the text "undefined"."""
+
+    def h(state: State, action: Action, ctx: Ctx) -> State:
+        return real(state, action if "content" in action else {**action, "content": "undefined"}, ctx)
+
+    return h
+
+
 def replace_moves_primary(profile: Profile) -> Model:
     """session/workingDirectoryReplaced with the pre-fix draft rule (moves an earlier duplicate)."""
     return Model(dataclasses.replace(profile, replace_keeps_earlier=False))
 
 
 delta_ignores_turn_id = _mutant("chat/delta", _delta_ignores_turn_id)
+delta_appends_undefined = _mutant("chat/toolCallDelta", _delta_appends_undefined)
 turn_end_keeps_open_tool_calls = _mutant("chat/turnComplete", _turn_end_keeps_open_tool_calls)
 turn_end_no_duration_clamp = _mutant("chat/turnCancelled", _turn_end_no_duration_clamp)
 turn_started_keeps_read = _mutant("chat/turnStarted", _turn_started_keeps_read)
@@ -246,6 +257,7 @@ MUTANTS: dict[str, tuple[str, str, str]] = {
     "directory_set_duplicates": ("session", "0.7.0", "workingDirectorySet duplicates"),
     "directory_removed_to_absent": ("session", "0.7.0", "emptied directory list becomes absent"),
     "replace_moves_primary": ("session", "0.8.0", "replace moves an earlier duplicate (moves index 0)"),
+    "delta_appends_undefined": ("chat", "0.7.0", "a tool-call delta without content appends \"undefined\""),
 }
 
 

@@ -61,6 +61,11 @@ TARGETS: tuple[Target, ...] = (
     # -- the seeded mutants of the reference model (tests/mutants.py) ---------------------------------
     _mutant("delta_ignores_turn_id", "chat", ("not-a-no-op", "chat/delta"), "chat/delta appends into the active turn whatever turnId it names",
             also=(("variant", "activeTurn.responseParts[].content"), ("value", "activeTurn.responseParts[].content"))),
+    _mutant("delta_appends_undefined", "chat", ("not-a-no-op", "chat/toolCallDelta"),
+            "a tool-call delta without `content` appends the text \"undefined\" (JavaScript's `partialInput + action.content`)",
+            # on a step the model changes (an invocationMessage beside), the same conversion shows
+            # at `partialInput`: a DUP
+            also=(("value", "activeTurn.responseParts[].toolCall.partialInput"), ("added", "partialInput"))),
     _mutant("turn_end_keeps_open_tool_calls", "chat", ("unapplied", "chat/turnComplete"), "turnComplete leaves tool calls running"),
     _mutant("turn_end_no_duration_clamp", "chat", ("value", "turns[].duration"), "turnCancelled keeps a negative duration", 4),
     _mutant("turn_started_keeps_read", "chat", ("unapplied", "chat/turnStarted"), "turnStarted keeps IsRead", also=(("value", "status"), ("stale", "status"))),

@@ -131,3 +131,4 @@ class _ObjectsAsStrings(_Served):
 
 def objects_as_strings(profile: Profile) -> Any:
     return _ObjectsAsStrings(profile)
+

@@ -626,7 +626,7 @@ def _turns_loaded(s: Json, ctx: ActionContext) -> Offer:
 #: From 0.7.0 a tool-call delta's `content` is optional and an absent one appends nothing (§7b
 #: row 4): the share of deltas drawn without it. Code that concatenates whatever is there appends
 #: "undefined" or "null"; 0.6.0 requires the field, so its lane always has it.
-DELTA_WITHOUT_CONTENT: Final = 0.1
+DELTA_WITHOUT_CONTENT: Final = 0.2
 
 _TOOL_DELTA: Final = _tool_action(
     "chat/toolCallDelta",
