@@ -131,4 +131,3 @@ class _ObjectsAsStrings(_Served):
 
 def objects_as_strings(profile: Profile) -> Any:
     return _ObjectsAsStrings(profile)
-

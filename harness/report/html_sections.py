@@ -12,6 +12,7 @@ from harness.invariants.registry import REGISTRY
 from .html_commands import names_relative_paths, rerun_command
 from .html_escape import esc
 from .html_findings import cause_groups
+from .reference_map import off_reducer_path
 from .reference_map import reference_map as _reference_map
 from .writers import run_died
 
@@ -148,7 +149,7 @@ def _few(values: list[str], n: int = 4) -> str:
 
 def zero_coverage_reason(label: str, report: dict[str, Any]) -> str:
     """Why a module of the reference model took no branch in this run, from the run's data."""
-    handlers, used_by, reached = _reference_map()
+    handlers, used_by, _ = _reference_map()
     fuzzed = report.get("kindsFuzzed") or report.get("kinds") or []
     if label in handlers:
         kinds = sorted(handlers[label])
@@ -163,7 +164,7 @@ def zero_coverage_reason(label: str, report: dict[str, Any]) -> str:
         return (f"{sent:,} steps of its action types ran through branch-free paths; the branches are in handlers "
                 f"of types never sent ({_few(unsent)}) or in paths those steps did not take" if unsent else
                 f"{sent:,} steps of its action types ran, none through a branching path")
-    if label not in reached:
+    if off_reducer_path(label):
         return ("not on the reducer path: nothing under Model.reduce uses it (it serves other layers, e.g. the wire "
                 "codec or the profile choice), and branch coverage counts reducer steps only")
     users = sorted(used_by.get(label, ()))
