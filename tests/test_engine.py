@@ -58,6 +58,33 @@ def test_malformed_action_is_a_probe_that_moves_no_state() -> None:
     assert r.malformed and r.violations == [] and s.state == _chat()
 
 
+def test_the_model_as_target_answers_a_malformed_probe_and_may_not_crash_on_it() -> None:
+    # issue 32, coverage: a run against the model skipped its answer to a malformed probe, so
+    # the model's payload rules (a list item that must be an object, …) ran in no plain run.
+    # The model answers like any target now: a refusal or a state, and no other exception.
+    calls: list[object] = []
+
+    class Watched(Model):
+        def reduce(self, kind, state, action, now_ms):  # type: ignore[no-untyped-def]
+            calls.append(action)
+            return super().reduce(kind, state, action, now_ms)
+
+    malformed = {"type": "chat/turnStarted", "turnId": "t1", "message": 7}
+    s = Stepper("chat", _chat(), Watched(P, check_payloads=True), ReferenceTarget(P).session("chat", _chat()),
+                ReferenceTarget(P), target_is_model=True)
+    assert s.probe(malformed, 5).violations == []
+    assert calls == [malformed]
+
+    class Crashing(Model):
+        def reduce(self, kind, state, action, now_ms):  # type: ignore[no-untyped-def]
+            raise RuntimeError("a reference-model bug")
+
+    s = Stepper("chat", _chat(), Crashing(P), ReferenceTarget(P).session("chat", _chat()), ReferenceTarget(P),
+                target_is_model=True)
+    with pytest.raises(RuntimeError, match="reference-model bug"):
+        s.probe(malformed, 5)
+
+
 def test_target_raising_on_unknown_type_is_a_finding() -> None:
     class Raising(ReferenceTarget):
         def reduce(self, kind, state, action, now_ms):  # type: ignore[no-untyped-def]
@@ -151,7 +178,7 @@ def test_a_reference_run_exercises_every_profile_and_multi_channel_groups() -> N
     # chats in one sequence.
     events: list[Event] = []
     config = RunConfig(target=ReferenceTarget(P), target_spec="reference", target_is_model=True, profile=P,
-                       seed=3, budget_s=None, max_chunks=2, chunk_examples=10, max_steps=20,
+                       seed=5, budget_s=None, max_chunks=2, chunk_examples=10, max_steps=20,
                        kinds=("chat", "session"), heartbeat_s=0)
     summary = run_campaign(config, EventBus(events.append))
     done = next(e for e in events if isinstance(e, RunFinished))

@@ -463,6 +463,10 @@ class Stepper:
         integral float (`1.0`) where the integer alone is a valid step: JSON's `1.0` is the
         number 1, and refusing it is a (low-severity) finding of its own cause."""
         if self.target_is_model:
+            # The model answers like any target: a refusal (`MalformedAction`) or a state, never
+            # another exception — which would be a crash of the reference model, told as ours.
+            with contextlib.suppress(MalformedAction):
+                self.model.reduce(self.kind, before, action, now_ms)
             return StepResult([], True, None, before)
         try:
             answer = self.target.reduce(self.kind, before, action, now_ms)
