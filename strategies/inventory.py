@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from hypothesis import strategies as st
 
-from harness.reference import Profile
+from harness.reference import Profile, payloads
 from harness.spec.versions import (
     ACTION_INTRODUCED_IN,
     KINDS,
@@ -264,6 +264,14 @@ def _missing_claim(a: Json, schemas: SchemaSet | None) -> bool:
     if t is None:
         return _schema_invalid(a, schemas)
     return bool(act.missing_required(a, t)) and _schema_invalid(a, schemas)
+
+
+def _missing_inner_claim(a: Json, schemas: SchemaSet | None) -> bool:
+    """The model's payload rules find a required field absent (at the top, where the action had
+    nothing required one level in), and the schema agrees."""
+    if not isinstance(a.get("type"), str):
+        return _schema_invalid(a, schemas)
+    return payloads.problem(a) is not None and _schema_invalid(a, schemas)
 
 
 def _extra_claim(a: Json, schemas: SchemaSet | None) -> bool:
@@ -609,6 +617,20 @@ def _entries() -> list[Entry]:
             "a required field removed",
             "adversarial",
             claim=_missing_claim,
+        ),
+        Entry(
+            "actions.missing_inner_field_actions",
+            act.missing_inner_field_actions,
+            "a field required one level in removed",
+            "adversarial",
+            claim=_missing_inner_claim,
+        ),
+        Entry(
+            "actions.wrong_inner_type_actions",
+            act.wrong_inner_type_actions,
+            "a list item or a required member one level in of the wrong JSON type",
+            "adversarial",
+            claim=_schema_invalid,
         ),
         Entry(
             "actions.extra_field_actions",

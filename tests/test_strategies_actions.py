@@ -397,3 +397,17 @@ def test_a_tool_call_delta_now_and_then_has_no_content_from_0_7_on() -> None:
     older = _collect(actions_for("chat", active, p6, types=["chat/toolCallDelta"],
                                  context=ActionContext(profile=p6, stale=0)), 150)
     assert all("content" in a for a in older)
+
+
+def test_inner_tactics_reach_one_level_in() -> None:
+    # issue 32: `wrong_type_actions` swapped top-level fields only; a list item that must be an
+    # object, or a member an object requires, was never malformed (typed decoders read them).
+    from harness.reference.payloads import _first_level
+    from harness.spec.versions import parse_version
+
+    v = parse_version("0.7.0")
+    wrong = [_first_level(a, v) for a in _collect(act.wrong_inner_type_actions("root"), 60)]
+    assert any(p and "] must be an object" in p for p in wrong)
+    missing = [_first_level(a, v) for a in _collect(act.missing_inner_field_actions("root"), 60)]
+    assert any(p and "]." in p and p.endswith("is absent") for p in missing)
+    assert all(p for p in missing)  # each one lacks something its schema requires

@@ -33,12 +33,14 @@ from .adversarial import (
     json_depth,
     later_version_actions,
     missing_field_actions,
+    missing_inner_field_actions,
     near_miss_type_actions,
     near_miss_types,
     nested_value,
     oversized_string_actions,
     tool_results_with_extra_keys,
     unknown_action_types,
+    wrong_inner_type_actions,
     wrong_type_actions,
 )
 from .dispatch import BUILDERS, action_of_type, actions_for, offer, stale_actions_for, valid_actions
@@ -67,6 +69,7 @@ __all__ = [
     "json_depth",
     "later_version_actions",
     "missing_field_actions",
+    "missing_inner_field_actions",
     "missing_required",
     "near_miss_type_actions",
     "near_miss_types",
@@ -77,5 +80,6 @@ __all__ = [
     "tool_results_with_extra_keys",
     "unknown_action_types",
     "valid_actions",
+    "wrong_inner_type_actions",
     "wrong_type_actions",
 ]

@@ -1,6 +1,7 @@
 """Adversarial actions: unknown and near-miss types (INV-004), foreign-family actions (INV-005),
-missing and extra fields, wrong JSON types, actions from a later version (INV-046), oversized
-strings, deep nesting, tool results with extra keys that override tool-call fields (INV-051)."""
+missing and extra fields, wrong JSON types (at the top and one level in), actions from a later
+version (INV-046), oversized strings, deep nesting, tool results with extra keys that override
+tool-call fields (INV-051)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Final
 from hypothesis import strategies as st
 
 from harness.reference import DEFAULT_PROFILE, Profile
+from harness.reference.payloads import required_for
 from harness.spec.versions import (
     ACTION_INTRODUCED_IN,
     KIND_INTRODUCED_IN,
@@ -17,6 +19,7 @@ from harness.spec.versions import (
     format_version,
     is_known_to,
     kinds_of,
+    parse_version,
 )
 
 from .._common import Json, json_scalars, short_text
@@ -128,9 +131,9 @@ def _wrong_values(value: Any) -> list[Any]:
     if isinstance(value, str):
         return [123, None, [], {"s": value}, True]
     if isinstance(value, list):
-        return [{}, "x", 1, None]
+        return [{}, "x", 1, None, True]
     if isinstance(value, dict):
-        return [[], "x", 1, None]
+        return [[], "x", 1, None, True]
     return ["x", 1]
 
 
@@ -138,12 +141,96 @@ def wrong_type_actions(kind: str | None = None, version: str = "0.7.0") -> st.Se
     """Adversarial: a valid action with one payload field replaced by a value of another JSON
     type (string <-> number, object <-> array, boolean -> string, null)."""
 
+    return valid_actions(kind, version).flatmap(_swap_top)
+
+
+def _swap_top(a: Json) -> st.SearchStrategy[Json]:
+    names = [k for k in a if k != "type" and (a["type"], k) not in ANY_TYPED_FIELDS]
+    if not names:
+        return st.just({**a, "type": 42})
+    return st.sampled_from(names).flatmap(
+        lambda k: st.sampled_from(_wrong_values(a[k])).map(lambda v: {**a, k: v})
+    )
+
+
+#: A place one level inside an action: (field, index of a list item or None, member or None).
+_Inner = tuple[str, int | None, str | None]
+
+
+def _inner_places(a: Json, version: str) -> tuple[list[_Inner], list[_Inner]]:
+    """Where `a` holds what its schema requires one level in (`payloads.required_for`: `x.y`
+    and `x[].y`): the required members present (`x.y`, `x[i].y`) and the list items (`x[i]`)
+    that must be objects."""
+    members: list[_Inner] = []
+    items: list[_Inner] = []
+    for path in required_for(parse_version(version)).get(a.get("type"), ()):  # type: ignore[arg-type]
+        head, _, sub = path.partition(".")
+        if not sub:
+            continue
+        key = head.removesuffix("[]")
+        value = a.get(key)
+        if head.endswith("[]") and isinstance(value, list):
+            for i, item in enumerate(value):
+                if (key, i, None) not in items:
+                    items.append((key, i, None))
+                if isinstance(item, dict) and sub in item:
+                    members.append((key, i, sub))
+        elif not head.endswith("[]") and isinstance(value, dict) and sub in value:
+            members.append((key, None, sub))
+    return members, items
+
+
+def _at_inner(a: Json, place: _Inner, new: Any = None, *, drop: bool = False) -> Json:
+    """`a` with the value at `place` replaced by `new` (or its member dropped)."""
+    key, i, sub = place
+    parent = a[key]
+    target = parent[i] if i is not None else parent
+    if sub is not None:
+        target = {k: v for k, v in target.items() if k != sub} if drop else {**target, sub: new}
+    else:
+        target = new
+    if i is None:
+        return {**a, key: target}
+    return {**a, key: [*parent[:i], target, *parent[i + 1 :]]}
+
+
+def missing_inner_field_actions(kind: str | None = None, version: str = "0.7.0") -> st.SearchStrategy[Json]:
+    """Adversarial: a valid action with a field its schema requires one level in removed (an
+    agent's `provider`, a file's `edit`, a lifecycle's `status`) — what a typed decoder reads
+    without a check. An action with none drops a required top-level field instead."""
+
+    def drop(a: Json) -> st.SearchStrategy[Json]:
+        members, _ = _inner_places(a, version)
+        if not members:
+            req = REQUIRED_FIELDS.get(a["type"], ())
+            names = [k for k in req if k in a] or ["type"]
+            return st.sampled_from(names).map(lambda k: {n: v for n, v in a.items() if n != k})
+        return st.sampled_from(members).map(lambda place: _at_inner(a, place, drop=True))
+
+    return valid_actions(kind, version).flatmap(drop)
+
+
+def wrong_inner_type_actions(kind: str | None = None, version: str = "0.7.0") -> st.SearchStrategy[Json]:
+    """Adversarial: a valid action with a value one level in of another JSON type — a list item
+    that must be an object given as `null`, a number, a string, a list, or a required member
+    of an object swapped like `wrong_type_actions` swaps a top-level field. An action with
+    nothing required one level in swaps a top-level field instead."""
+
     def swap(a: Json) -> st.SearchStrategy[Json]:
-        names = [k for k in a if k != "type" and (a["type"], k) not in ANY_TYPED_FIELDS]
-        if not names:
-            return st.just({**a, "type": 42})
-        return st.sampled_from(names).flatmap(
-            lambda k: st.sampled_from(_wrong_values(a[k])).map(lambda v: {**a, k: v})
+        members, items = _inner_places(a, version)
+        places = members + items
+        if not places:
+            return _swap_top(a)
+
+        def wrong(place: _Inner) -> list[Any]:
+            key, i, sub = place
+            if sub is None:
+                return [None, 7, "x", [], True]
+            holder = a[key][i] if i is not None else a[key]
+            return _wrong_values(holder[sub])
+
+        return st.sampled_from(places).flatmap(
+            lambda place: st.sampled_from(wrong(place)).map(lambda v: _at_inner(a, place, v))
         )
 
     return valid_actions(kind, version).flatmap(swap)
@@ -265,6 +352,8 @@ def adversarial_actions(kind: str, profile: Profile = DEFAULT_PROFILE) -> st.Sea
         missing_field_actions(kind, v),
         extra_field_actions(kind, v),
         wrong_type_actions(kind, v),
+        missing_inner_field_actions(kind, v),
+        wrong_inner_type_actions(kind, v),
         oversized_string_actions(kind, min_size=4_096, max_size=65_536, version=v),
         deeply_nested_actions(kind, min_depth=16, max_depth=128, version=v),
     ]
