@@ -78,3 +78,23 @@ def test_without_adversarial_steps_the_pool_is_never_drawn() -> None:
     _, runner = _lane_and_fast(adversarial=0)
     runner.run_arm(("chat", 0))
     assert "chat" not in runner.pools[("chat", 0)].adversarial
+
+
+def test_a_later_fill_draws_some_adversarial_actions_anew_once_they_were_used() -> None:
+    # issue 32: an arm's adversarial actions were drawn once, 12 for the whole run, so a tactic
+    # that did not come out in them (a list item of the wrong type) was never sent.
+    _, runner = _lane_and_fast()
+    pool = fast.ArmPool()
+    runner._fill(("chat", 0), pool)
+    first = pool.adversarial["chat"]
+    runner._fill(("chat", 0), pool)
+    assert pool.adversarial["chat"] is first  # never used: nothing to roll, nothing drawn
+    before = list(first)
+    runner._fill(("chat", 0), pool)
+    rolled = pool.adversarial["chat"]
+    assert isinstance(rolled, Deferred) and not rolled.drawn  # drawn when a step needs one
+    after = list(rolled)
+    assert len(after) == len(before) == fast.ADVERSARIAL_FILL
+    kept = sum(a is b for a, b in zip(before, after, strict=True))
+    assert kept >= fast.ADVERSARIAL_FILL - fast.ADVERSARIAL_ROLL  # the rest stay
+    assert kept < fast.ADVERSARIAL_FILL  # new draws took their slots

@@ -779,3 +779,49 @@ def test_a_type_a_strategy_weighs_down_is_effect_hunted_for_a_new_effect_only() 
     assert any(a is not None for a in sent)
     assert all(a is None or a["duration"] < 0 for a in sent)  # the clamp: an effect never seen
     assert all(a is None for a in hunt(Counter({plain: 1, clamp: 1})))  # seen once: enough
+
+
+def test_a_guard_probe_is_effect_hunted_for_a_no_op_never_seen_only() -> None:
+    # issue 32, coverage: the types a state turns away (`COLD`: a resume of a turn that did not
+    # fail) were never hunted, so which guard turned them away was a branch no run took. The
+    # hunt looks at one of them now and then and sends it only for a no-op signature never seen.
+    import random
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from harness.engine import generation
+    from harness.engine.effects import effect, near_miss
+    from harness.engine.mutation import ids_by_key
+    from harness.reference import Model
+
+    profile = Profile.named("0.9.0")
+    model = Model(profile)
+    done = {"id": "t1", "state": "complete", "message": {"text": "", "origin": {"kind": "user"}},
+            "responseParts": [], "startedAt": "1970-01-01T00:00:00.000Z"}
+    chat = {"resource": "ahp-chat:/c1", "title": "", "status": 1, "modifiedAt": "1970-01-01T00:00:00.000Z",
+            "turns": [done], "activeTurn": None}
+    weights = {t: w for t, w, _ in generation.type_offers("chat", chat, profile, None)}
+    hot, cold = "chat/draftChanged", "chat/turnResume"
+    assert weights[cold] < fast.HUNTS_FROM <= weights[hot]
+    resume = {"type": cold, "turnId": "t1"}
+    assert model.reduce("chat", chat, resume, 5) is chat  # turned away: the turn did not fail
+    draft = {"type": hot, "draft": {"text": "x"}}
+    drafted = (hot, effect(chat, model.reduce("chat", chat, draft, 5), draft))
+    refused = (cold, near_miss(resume, ids_by_key(chat)))
+
+    def hunt(seen: Counter[Any]) -> list[Any]:
+        lane = fast.FastLane.__new__(fast.FastLane)
+        lane.rng, lane.stats = random.Random(4), fast.FastStats()
+        lane.mutator = mutation.Mutator(lane.rng, lane.stats)
+        lane.valid_cache, lane.effects, lane._last_offers = {}, seen, None
+        lane._offers = lambda *a: [(hot, weights[hot], None), (cold, weights[cold], None)]  # type: ignore[method-assign]
+        pool = fast.ArmPool(by_type={hot: [(0, dict(draft))], cold: [(0, dict(resume))]})
+        here = SimpleNamespace(profile=profile, model=model)
+        channels = [(SimpleNamespace(kind="chat", reference=chat), None)]
+        return [lane._effect_hunt(pool, here, channels, 0, 5) for _ in range(60)]  # type: ignore[arg-type]
+
+    common = Counter({drafted: fast.EFFECT_RARE})  # the hot type's effect: seen enough
+    sent = hunt(common)
+    assert any(a is not None and a["type"] == cold for a in sent)  # the guard's no-op, hunted
+    assert all(a is None or a["type"] == cold for a in sent)
+    assert all(a is None for a in hunt(common + Counter({refused: 1})))  # seen once: enough

@@ -73,6 +73,11 @@ FIRST_FILL_TRACES: Final = 2  # an arm's first fill (the simplest trace and a ra
 #: Executions of an arm between two fills (so ~1 in this many traces costs Hypothesis draws).
 REFILL_EVERY: Final = 64
 ADVERSARIAL_FILL: Final = 12
+#: At each later fill of an arm whose adversarial actions were used, this many of them are
+#: drawn anew (random slots): a pool drawn once held the same 12 for the whole run, so a tactic
+#: that came out once in them (a list item of the wrong type, a field required one level in
+#: removed) was met by no other probe of the run.
+ADVERSARIAL_ROLL: Final = 3
 #: Traces kept per arm (seeds and new-coverage traces), and pooled actions per (arm, type). The
 #: pools are what a long campaign holds on to: filled toward these caps for an hour and more
 #: (≈35 MB at 64 and 64 over 24 arms), they are most of a worker's growth (issue 25,
@@ -100,6 +105,13 @@ APPLIES: Final = 0.5
 #: `EFFECT_RARE` cost a seed of 10 here and there and 2–3× the steps. Above the guard probes
 #: (`COLD` 0.08, `WRONG_CALL` 0.2).
 HUNTS_FROM: Final = 0.25
+#: Below `HUNTS_FROM` are the guard probes (`COLD`: the action is a certain no-op here): which
+#: guard turns it away is a branch too (a resume of a turn that did not fail, backgrounding a
+#: child server that is not starting, a 0.6.0 re-ready that keeps the pending input). With this
+#: chance a hunt also looks at one of them, pooled and retargeted, and sends it only for a no-op
+#: signature (`near_miss`) this run has never seen: a bounded number of sends per run, so the
+#: hunts for the bugs above lose next to nothing to it.
+COLD_LOOK: Final = 0.25
 TYPE_FILL: Final = 3
 TYPE_REFRESH: Final = 0.02
 #: A pooled payload was drawn for another state: its ids may name nothing here, and a type whose
@@ -187,6 +199,21 @@ def fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int, *, simplest_f
 def _deferred_fill(strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> Deferred:
     """`fill`, drawn when a step first needs one of the values (engine/pools.py)."""
     return Deferred(lambda: fill(strategy, n, fill_seed))
+
+
+def _deferred_roll(held: Sequence[Any], strategy: st.SearchStrategy[Any], n: int, fill_seed: int) -> Deferred:
+    """`held` with `n` of its values (slots chosen by `fill_seed`) replaced by new draws, drawn
+    when a step first needs one (as `_deferred_fill`)."""
+
+    def make() -> list[Any]:
+        values = list(held)
+        new = fill(strategy, n, fill_seed)
+        slots = random.Random(fill_seed).sample(range(len(values)), min(len(new), len(values)))
+        for slot, value in zip(slots, new, strict=False):
+            values[slot] = value
+        return values
+
+    return Deferred(make)
 
 
 def _fold(model: Model, kind: str, state: dict[str, Any], action: Any, now: int) -> dict[str, Any]:
@@ -301,9 +328,15 @@ class FastLane:
             self._add(pool, e, seed_entry=True)
         # In channel order (never a set's: string hashing differs between processes).
         for k in dict.fromkeys(k for k, _ in (entries[0].channels if entries else ())):
-            if k not in pool.adversarial and self.config.adversarial_percent > 0:
+            if self.config.adversarial_percent <= 0:
+                continue
+            held = pool.adversarial.get(k)
+            if held is None:
                 pool.adversarial[k] = _deferred_fill(generation.adversarial_actions(k, lane.profile),
                                                      ADVERSARIAL_FILL, self.rng.getrandbits(64))
+            elif isinstance(held, Deferred) and held.drawn:
+                pool.adversarial[k] = _deferred_roll(held, generation.adversarial_actions(k, lane.profile),
+                                                     ADVERSARIAL_ROLL, self.rng.getrandbits(64))
         pool.fills += 1
         pool.since_fill = 0
         self.stats.fills += 1
@@ -462,10 +495,11 @@ class FastLane:
         stepper = channels[ch][0]
         kind, state, model = stepper.kind, stepper.reference, lane.model
         weights = {t: w for t, w, _ in self._offers(lane, channels, ch)
-                   if w >= HUNTS_FROM and t not in NO_STATE_EFFECT and pool.by_type.get(t)}
-        offers = list(weights)
+                   if t not in NO_STATE_EFFECT and pool.by_type.get(t)}
+        offers = [t for t, w in weights.items() if w >= HUNTS_FROM]
         if not offers:
             return None
+        cold = [t for t, w in weights.items() if w < HUNTS_FROM]
         # Half the candidates of one type (its branches), half one each of other types (which of
         # them has a rare effect in this very state: a turn's end while a call runs).
         t = self.rng.choice(offers)
@@ -475,6 +509,9 @@ class FastLane:
         for u in self.rng.sample(offers, min(half, len(offers))):
             if u != t:
                 candidates.append((u, self.rng.choice(pool.by_type[u])[1]))
+        if cold and self.rng.random() < COLD_LOOK:
+            u = self.rng.choice(cold)
+            candidates.append((u, self.rng.choice(pool.by_type[u])[1]))
         ids = ids_by_key(state)  # once for every candidate
         ranked: list[tuple[int, int, Any, Any]] = []
         looks: list[tuple[str, Any]] = []
