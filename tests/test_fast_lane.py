@@ -575,12 +575,58 @@ def test_hangs_that_size_explains_retire_every_large_action_whatever_its_type() 
     classes.saw("terminal", {"type": "terminal/data", "data": "u"}, hung=False)
     assert classes.answered_max == action_size(answered) and classes.any_type == action_size(answered) + 1
     assert not classes("chat", answered) and classes("chat", {**answered, "content": "v" * 260})
-    # the control: types that hang at every size (a deadlocked handler) are no evidence for size
+    # the control: types that hang at every size (a deadlocked handler) are no evidence for size;
+    # what the envelope held from a hang above the largest answered action goes with its test
+    from harness.engine.retired import ENVELOPE_TEST
+
     stuck = ValueClasses()
     for t in ("chat/delta", "chat/usage", "chat/reasoning"):
         stuck.saw("chat", {"type": t, "content": "x"}, hung=True)
         stuck.saw("chat", {"type": "chat/draftChanged", "text": "ok"}, hung=False)
-    assert stuck.any_type is None and not stuck("chat", {"type": "chat/error", "content": "x" * 5000})
+    assert stuck.any_type is None
+    huge = {"type": "chat/error", "content": "x" * 5000}
+    for _ in range(ENVELOPE_TEST):
+        stuck.saw("chat", {"type": "chat/draftChanged", "text": "ok"}, hung=False)
+    assert not stuck("chat", huge)  # the test goes
+    stuck.saw("chat", huge, hung=False)  # and is answered: size is not the cause
+    assert not stuck.envelope and not stuck("chat", {**huge, "content": "y" * 6000})
+
+
+def test_a_hang_above_every_answered_action_holds_an_envelope_until_a_test_says_otherwise() -> None:
+    # recall, draft-ignored-behind-a-hang: 32 s to exposure, five 5 s timeouts (one per type that
+    # met a large action before two classes had shown size to be the cause). A first hang larger
+    # than everything answered holds the envelope at once: nothing larger goes but one test
+    # every ENVELOPE_TEST answered steps.
+    from harness.engine.retired import ENVELOPE_TEST, ValueClasses, action_size
+
+    classes = ValueClasses()
+    told: list[tuple[int, bool]] = []
+    classes.on_envelope = lambda size, held: told.append((size, held))
+    answered = {"type": "chat/delta", "content": "a" * 400}
+    classes.saw("chat", answered, hung=False)
+    classes.saw("chat", {"type": "chat/titleChanged", "title": "b" * 900}, hung=True)
+    edge = action_size(answered)
+    assert classes.envelope and told == [(edge + 1, True)]
+    above = {"type": "session/titleChanged", "title": "c" * 420}  # another type, another kind
+    assert classes("session", above) and not classes("session", {**above, "title": "c"})
+    assert {"kind": "*", "type": "*", "fromBytes": edge + 1, "envelope": True} in classes.to_json()
+    for _ in range(ENVELOPE_TEST - 1):
+        classes.saw("chat", {"type": "chat/delta", "content": "d"}, hung=False)
+    assert classes("session", above)  # not yet a test
+    classes.saw("chat", {"type": "chat/delta", "content": "d"}, hung=False)
+    assert not classes("session", above) and not classes("session", above)  # the test, asked twice
+    assert classes("terminal", {"type": "terminal/data", "data": "e" * 430})  # one test at a time
+    classes.saw("session", above, hung=False)  # answered: the envelope widens to it
+    assert classes.envelope and classes.answered_max == action_size(above)
+    # a hang clearly below an answered action says size is not the cause: lifted for good
+    classes.saw("chat", {"type": "chat/delta", "content": "f" * 100}, hung=True)
+    assert not classes.envelope and told[-1] == (action_size(above) + 1, False)
+    classes.saw("chat", {"type": "chat/usage", "content": "g" * 2000}, hung=True)
+    assert not classes.envelope  # not held again
+    # no answer yet: a first hang holds nothing (the largest answered action says nothing)
+    fresh = ValueClasses()
+    fresh.saw("chat", {"type": "chat/titleChanged", "title": "b" * 900}, hung=True)
+    assert not fresh.envelope and not fresh("session", above)
 
 
 def test_a_target_that_stops_answering_a_kind_loses_the_kind_after_a_few_hangs() -> None:

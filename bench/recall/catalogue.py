@@ -108,7 +108,11 @@ TARGETS: tuple[Target, ...] = (
         Bug("modified-at-encoder-loss", 1, DROPPED_EMPTY, "empty lists dropped on encode"),
     )),
     _crafted("auth_required_ignored", (
-        Bug("auth-required-ignored", 5, ("unapplied", "chat/toolCallAuthRequired"), "toolCallAuthRequired is a no-op"),
+        # on a call that matches nothing, AuthRequired's whole effect is the status recompute
+        # (REDUCERS.md §5.1: even when the tool-call update is a no-op); ignoring the action there
+        # reads as a skipped recompute (the Go client's bug shows the same step): a DUP key
+        Bug("auth-required-ignored", 5, ("unapplied", "chat/toolCallAuthRequired"), "toolCallAuthRequired is a no-op",
+            also=(("stale", "status"),)),
     )),
     _crafted("content_changed_ignored", (
         Bug("content-changed-ignored", 5, ("unapplied", "chat/toolCallContentChanged"), "toolCallContentChanged is a no-op"),

@@ -37,7 +37,7 @@ from .arms import Bandit, judged_by_folder, lane_schema
 from .control import RunControl
 from .events import Event, FindingFound, Notice, Progress, Shrinking
 from .machine import FindingFailure, Recorder
-from .retired import HOPELESS
+from .retired import ENVELOPE_TEST, HOPELESS
 from .shrink import TraceShrinker
 
 if TYPE_CHECKING:
@@ -195,6 +195,12 @@ def retirement_notices(recorder: Recorder, emit: Callable[[Event], None]) -> Non
     recorder.retired.on_size = lambda size, classes: emit(Notice(
         f"the target hung on actions of {classes} types: taking size for the cause, no action of "
         f"{size} bytes of JSON or more is sent again in this run, whatever its type"))
+    recorder.retired.on_envelope = lambda size, held: emit(Notice(
+        f"the target hung on an action larger than any it answered: until a test says otherwise, no "
+        f"action of {size} bytes of JSON or more is sent, whatever its type (one is tried every "
+        f"{ENVELOPE_TEST} answered steps)" if held else
+        f"the target answered or hung against its size: size is not the cause, the envelope of "
+        f"{size} bytes is lifted for the rest of the run"))
 
 
 def _confirm(

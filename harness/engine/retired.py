@@ -12,6 +12,16 @@ largest action the target answered since its first hang, when that band is narro
 it, and the probe checks do not call the target with one (`ProbeSkipped`). A target that hangs
 `HOPELESS` times in a row in a kind, with no answer between, hangs on the kind itself (it stopped
 answering): then, and only then, the kind is dropped.
+
+Before that evidence is in, a first hang on an action larger than every action the target has
+answered in the run holds an *envelope*: no action larger than the largest answered is sent
+(any type, any kind), but for one test every `ENVELOPE_TEST` answered steps. A test that answers
+widens the envelope; one that hangs narrows where the limit lies. An answer clearly larger than
+an action that hung, or a hang clearly smaller than an action answered (by `SLACK`), says size
+is not the cause: the envelope is lifted for the rest of the run. Each hang is a whole timeout (5 s through an
+adapter), and the classes above took one each for every type that met a large action before
+size was taken for the cause (a bug beside the hang waited out five of them); a handler that
+deadlocks costs the envelope the actions above the largest answered until its first test.
 """
 
 from __future__ import annotations
@@ -54,6 +64,11 @@ BY_SIZE = 2
 #: Size taken for the cause, the band between the largest action answered and the smallest that
 #: hung is retired whole when the smallest that hung is at most this many times the largest answered.
 BAND = 2
+#: Answered steps between two tests of the envelope (an action above it, let through once).
+ENVELOPE_TEST = 1_000
+#: Sizes within this factor of each other are no evidence against size as the cause: what a
+#: parser does with an action depends on more than its bytes (its nesting, its keys).
+SLACK = 1.25
 
 
 class ValueClasses:
@@ -70,8 +85,17 @@ class ValueClasses:
         self.any_type: int | None = None
         #: Told when `any_type` is first set or lowered: (size, classes that hung).
         self.on_size: Callable[[int, int], None] = lambda size, classes: None
-        #: The largest action answered since the first hang, any type and kind (bytes of JSON).
+        #: The largest action answered in the run, any type and kind (bytes of JSON).
         self.answered_max = 0
+        #: The smallest action that hung, any type and kind (None before the first hang).
+        self.hung_min: int | None = None
+        #: The envelope (see the module's doc): held, and lifted for good once size is refuted.
+        self.envelope = False
+        self.refuted = False
+        self.since_test = 0  # answered steps since the envelope's last test
+        self._testing: Any = None  # the action let through as the test, until its outcome
+        #: Told when the envelope is held (True: from `answered_max + 1` bytes) or lifted (False).
+        self.on_envelope: Callable[[int, bool], None] = lambda size, held: None
 
     def retire(self, kind: str, action: Any) -> None:
         key = (kind, action_label(action))
@@ -80,6 +104,14 @@ class ValueClasses:
         if key not in self.bounds:
             self.on_retire(kind, key[1], size)
         self.bounds[key] = min(size, self.bounds.get(key, size))
+        self.hung_min = size if self.hung_min is None else min(size, self.hung_min)
+        if action is self._testing:
+            self._testing = None
+        if size * SLACK < self.answered_max:
+            self._refute()  # a clearly larger one was answered: not its size
+        elif not self.refuted and not self.envelope and self.any_type is None and self.answered_max:
+            self.envelope, self.since_test = True, 0
+            self.on_envelope(self.answered_max + 1, True)
         self._by_size()
 
     def _by_size(self) -> None:
@@ -96,7 +128,16 @@ class ValueClasses:
             bound = self.answered_max + 1
         if self.any_type is None or bound < self.any_type:
             self.any_type = bound
+            self.envelope = False  # size is taken for the cause: the bound rules from here on
             self.on_size(bound, len(self.sized))
+
+    def _refute(self) -> None:
+        """Size is not the cause (an action clearly larger than one that hung was answered, or
+        one clearly smaller than an answered action hung): the envelope goes, for good."""
+        self.refuted = True
+        if self.envelope:
+            self.envelope = False
+            self.on_envelope(self.answered_max + 1, False)
 
     def saw(self, kind: str, action: Any, hung: bool) -> None:
         """One step's outcome, in either lane: a hang retires the action's value class (never the
@@ -105,9 +146,15 @@ class ValueClasses:
             self.retire(kind, action)
             return
         self.answered(kind)
+        size = action_size(action)
+        self.answered_max = max(self.answered_max, size)
+        if action is self._testing:
+            self._testing = None
+        if self.envelope:
+            self.since_test += 1
+            if self.hung_min is not None and size > self.hung_min * SLACK:
+                self._refute()  # answered, clearly larger than one that hung: not its size
         if self.bounds:
-            size = action_size(action)
-            self.answered_max = max(self.answered_max, size)
             key = (kind, action_label(action))
             bound = self.bounds.get(key)
             if bound is not None and key not in self.sized and size < bound:
@@ -124,9 +171,14 @@ class ValueClasses:
         return [k for k, n in self.streak.items() if n >= HOPELESS]
 
     def __call__(self, kind: str, action: Any) -> bool:
-        """Whether `action` belongs to a retired class of `kind`."""
+        """Whether `action` belongs to a retired class of `kind` (or lies above the envelope,
+        but for its test)."""
         if not self.bounds:
             return False
+        if self.envelope and action is not self._testing and action_size(action) > self.answered_max:
+            if self.since_test < ENVELOPE_TEST:
+                return True
+            self.since_test, self._testing = 0, action  # the test: this one goes
         limit = self.bounds.get((kind, action_label(action)))
         if self.any_type is not None:
             limit = self.any_type if limit is None else min(limit, self.any_type)
@@ -136,4 +188,6 @@ class ValueClasses:
         out = [{"kind": k, "type": t, "fromBytes": n} for (k, t), n in sorted(self.bounds.items())]
         if self.any_type is not None:
             out.append({"kind": "*", "type": "*", "fromBytes": self.any_type})
+        elif self.envelope:
+            out.append({"kind": "*", "type": "*", "fromBytes": self.answered_max + 1, "envelope": True})
         return out
