@@ -22,6 +22,12 @@ is not the cause: the envelope is lifted for the rest of the run. Each hang is a
 adapter), and the classes above took one each for every type that met a large action before
 size was taken for the cause (a bug beside the hang waited out five of them); a handler that
 deadlocks costs the envelope the actions above the largest answered until its first test.
+
+Small actions come first (`ramp`, for a target that can hang: libFuzzer's `-len_control`): no
+action over `RAMP_FROM` bytes is sent before the target has answered `RAMP_EVERY` steps, and the
+cap doubles every `RAMP_EVERY` answered steps after that, until it is off (`RAMP_DOUBLINGS`). A
+bug a small action shows is found before the first large one can cost a timeout (and its
+confirming replay, a second one): `draft-ignored-behind-a-hang` waited out both.
 """
 
 from __future__ import annotations
@@ -64,6 +70,11 @@ BY_SIZE = 2
 #: Size taken for the cause, the band between the largest action answered and the smallest that
 #: hung is retired whole when the smallest that hung is at most this many times the largest answered.
 BAND = 2
+#: The size ramp: the cap on an action's bytes of JSON to begin with, the answered steps each
+#: cap holds for before it doubles, and the doublings after which there is no cap (1 MiB).
+RAMP_FROM = 256
+RAMP_EVERY = 500
+RAMP_DOUBLINGS = 12
 #: Answered steps between two tests of the envelope (an action above it, let through once).
 ENVELOPE_TEST = 1_000
 #: Sizes within this factor of each other are no evidence against size as the cause: what a
@@ -94,6 +105,9 @@ class ValueClasses:
         self.refuted = False
         self.since_test = 0  # answered steps since the envelope's last test
         self._testing: Any = None  # the action let through as the test, until its outcome
+        #: Small actions first (the module's doc): on for a target that can hang, never the model.
+        self.ramp = False
+        self.answered_steps = 0
         #: Told when the envelope is held (True: from `answered_max + 1` bytes) or lifted (False).
         self.on_envelope: Callable[[int, bool], None] = lambda size, held: None
 
@@ -146,6 +160,7 @@ class ValueClasses:
             self.retire(kind, action)
             return
         self.answered(kind)
+        self.answered_steps += 1
         size = action_size(action)
         self.answered_max = max(self.answered_max, size)
         if action is self._testing:
@@ -172,7 +187,11 @@ class ValueClasses:
 
     def __call__(self, kind: str, action: Any) -> bool:
         """Whether `action` belongs to a retired class of `kind` (or lies above the envelope,
-        but for its test)."""
+        but for its test, or above the size ramp's cap)."""
+        if self.ramp:
+            doublings = self.answered_steps // RAMP_EVERY
+            if doublings < RAMP_DOUBLINGS and action_size(action) > RAMP_FROM << doublings:
+                return True
         if not self.bounds:
             return False
         if self.envelope and action is not self._testing and action_size(action) > self.answered_max:

@@ -131,6 +131,7 @@ def run_campaign(config: RunConfig, bus: EventBus) -> RunSummary:
 
     recorder = Recorder(on_known=on_known, on_step=config.step_hook, cause_cap=config.cause_cap,
                         on_cause_seen=on_cause_seen)
+    recorder.retired.ramp = not config.target_is_model  # small actions first where a hang can cost
     retirement_notices(recorder, emit)
     guarded = _GuardedTarget(config.target)
 
