@@ -229,6 +229,7 @@ def _confirm(
         should_stop=control.should_stop,
         schema=schema,
         baseline=config.baseline,
+        retired=recorder.retired if recorder is not None else None,
     )
     finding = shrinker.shrink(found)  # the candidates keep found.cause (engine/replay.py)
     finding.extra["shrink"] = {
@@ -246,6 +247,7 @@ def _confirm(
             confirmed = replay(
                 finding, lane_target, target_is_model=config.target_is_model,
                 schema=schema, baseline=config.baseline,
+                retired=recorder.retired if recorder is not None else None,
             )
             reproduced = confirmed.reproduced
             if confirmed.cause is not None and finding.cause is not None:

@@ -25,6 +25,7 @@ from harness.invariants.base import Violation
 from harness.reference import Model, Profile
 from harness.targets.base import Target
 
+from .retired import ValueClasses
 from .stepper import Stepper
 
 
@@ -64,10 +65,13 @@ def replay(
     schema: Callable[[Any], str | None] | None = None,
     baseline: Baseline | None = None,
     profile: Profile | None = None,
+    retired: ValueClasses | None = None,
 ) -> ReplayResult:
     """Replay under the finding's profile (or `profile`, the `--profile` override), with the
     model's payload checks on (and the spec's `schema`, when given) and the target's
-    `baseline` applied, as in the run."""
+    `baseline` applied, as in the run. Inside a run (shrinking, confirming), `retired` is the
+    run's: the probe checks skip what the run skips (a class the target hung on, an action
+    above the size ramp's cap), as the run's own did — each one a timeout otherwise."""
     model = Model(profile or Profile.named(finding.profile), check_payloads=True, schema=schema)
     session = target.session(finding.kind, finding.initial)
     stepper = Stepper(
@@ -79,6 +83,7 @@ def replay(
         target_is_model=target_is_model,
         probe_every=1,
         baseline=baseline,
+        retired=retired,
     )
     fired: list[tuple[int, Violation]] = []
     hit: int | None = None

@@ -32,6 +32,7 @@ from typing import Any
 from harness.corpus.baseline import Baseline
 from harness.corpus.finding import Finding, TraceStep
 from harness.engine.replay import ReplayResult, replay
+from harness.engine.retired import ValueClasses
 from harness.engine.stepper import TARGET_TIMEOUT
 from harness.errors import RunStopped
 from harness.reference import Model, Profile
@@ -50,7 +51,9 @@ class TraceShrinker:
         should_stop: Callable[[], bool] | None = None,
         schema: Callable[[Any], str | None] | None = None,
         baseline: Baseline | None = None,
+        retired: ValueClasses | None = None,
     ):
+        self.retired = retired  # the run's: its probe checks skip what the run skips (engine/replay.py)
         self.schema = schema  # a candidate is replayed with the same payload checks as the run
         self._models: dict[str, Model] = {}
         self.baseline = baseline
@@ -80,7 +83,7 @@ class TraceShrinker:
         try:
             result = replay(
                 candidate, self.target, target_is_model=self.target_is_model,
-                schema=self.schema, baseline=self.baseline,
+                schema=self.schema, baseline=self.baseline, retired=self.retired,
             )
         except (ValueError, KeyError, TypeError):
             return None
