@@ -871,3 +871,41 @@ def test_a_guard_probe_is_effect_hunted_for_a_no_op_never_seen_only() -> None:
     assert any(a is not None and a["type"] == cold for a in sent)  # the guard's no-op, hunted
     assert all(a is None or a["type"] == cold for a in sent)
     assert all(a is None for a in hunt(common + Counter({refused: 1})))  # seen once: enough
+
+
+def test_small_actions_come_first_where_a_hang_can_cost() -> None:
+    # recall, draft-ignored-behind-a-hang: a bug small actions show waited out the first large
+    # action's timeout and its confirming replay (and the draft finding's shrink, whose probe
+    # checks called the target with actions the run skipped: five timeouts). With the size ramp
+    # (libFuzzer's -len_control) the small bug is found, shrunk and confirmed before any hang.
+    from harness.engine.events import FindingFound
+    from harness.engine.retired import RAMP_EVERY, RAMP_FROM, ValueClasses
+
+    ramp = ValueClasses()
+    ramp.ramp = True
+    small = {"type": "chat/delta", "content": "x" * (RAMP_FROM // 2)}
+    mid = {"type": "chat/delta", "content": "x" * RAMP_FROM}
+    assert not ramp("chat", small) and ramp("chat", mid)
+    for _ in range(RAMP_EVERY):
+        ramp.saw("chat", small, hung=False)
+    assert not ramp("chat", mid) and ramp("chat", {"type": "chat/delta", "content": "x" * (2 * RAMP_FROM)})
+    off = ValueClasses()
+    assert not off("chat", {"type": "chat/delta", "content": "x" * 100_000})  # the model's runs
+
+    target = _HangsOnLarge()
+    hangs_when: dict[str, int] = {}
+
+    def seen(e: Any) -> None:
+        if isinstance(e, FindingFound) and e.finding.cause:
+            hangs_when.setdefault(e.finding.cause["key"][1], target.hangs)
+
+    bus = EventBus()
+    bus.subscribe(seen)
+    config = RunConfig(
+        target=target, target_spec="crafted", target_is_model=False, profile=P, seed=2, budget_s=None,
+        max_chunks=40, chunk_examples=6, kinds=("chat",), heartbeat_s=0, lane="fast", profiles=(P,),
+    )
+    summary = run_campaign(config, bus)
+    exposed = {f.cause["key"][1]: f.extra["exposure"]["steps"] for f in summary.findings if f.cause}
+    assert exposed["chat/draftChanged"] < exposed["TARGET-TIMEOUT"]
+    assert hangs_when["chat/draftChanged"] == 0  # found, shrunk and confirmed without one timeout
