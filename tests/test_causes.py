@@ -625,3 +625,22 @@ def test_an_empty_value_the_encoder_drops_after_a_no_op_that_emptied_a_null_is_t
     kept = {"title": "", "_meta": {}}
     lost = StepView("session", action, kept, kept, kept, observed, echo_on=lambda s: s)
     assert [c.key for c in lost.causes] == [("not-a-no-op", "session/metaChanged")]
+
+
+def test_an_empty_value_a_target_copied_from_the_action_on_a_model_no_op_is_the_action() -> None:
+    # recall r23, confirm_from_any_status seed 1: a denied confirm of a streaming call (a no-op)
+    # carrying `_meta: {}`; the mutant cancels the call and copies the action's `_meta` into it.
+    # The `{}` was booked as an encoder's `added-empty` (a finding of its own, FALSE): the target
+    # wrote the action's own value, which is applying the action.
+    call = {"status": "streaming", "toolCallId": "tc4", "toolName": "bash"}
+    before = {"status": 8, "activeTurn": {"id": "t1", "responseParts": [{"kind": "toolCall", "toolCall": call}]}}
+    action = {"type": "chat/toolCallConfirmed", "turnId": "t1", "toolCallId": "tc4", "approved": False,
+              "reason": "skipped", "_meta": {}}
+    cancelled = {**call, "status": "cancelled", "reason": "skipped", "_meta": {}}
+    observed = {**before, "activeTurn": {"id": "t1", "responseParts": [{"kind": "toolCall", "toolCall": cancelled}]}}
+    view = StepView("chat", action, before, before, before, observed)
+    assert [c.key for c in view.causes] == [("not-a-no-op", "chat/toolCallConfirmed")]
+    # the control: an encoder that adds `{}` the action never carried is still the encoder
+    added = {**before, "activeTurn": {"id": "t1", "responseParts": [{"kind": "toolCall", "toolCall": {**call, "content": {}}}]}}
+    encoder = StepView("chat", action, before, before, before, added)
+    assert [c.key for c in encoder.causes] == [("added-empty",)]

@@ -193,7 +193,8 @@ class StepView:
             c = self._classify(d)
             if c.transformation == "unapplied":
                 unapplied.append(d)
-            elif self._model_no_op and (c.transformation not in ENCODING or self._lost_on_the_step(c, d)):
+            elif self._model_no_op and (c.transformation not in ENCODING or self._lost_on_the_step(c, d)
+                                        or self._copied_from_action(d)):
                 # the model leaves the state as it is and the target changes it: whatever it
                 # changed, the action is one cause (a helper that clears more than it should
                 # is one bug, not one per field)
@@ -372,6 +373,18 @@ class StepView:
         # the very empty value: `{"traceId": null}` is `{}` only where null is absent, and an
         # encoder that drops `{}` kept it — the step made it `{}`, which the encoder then drops
         return c.transformation == "dropped-empty" and held is not ABSENT and held == d[1] and self._holds(d[0])
+
+    def _copied_from_action(self, d: tuple[Any, Any, Any]) -> bool:
+        """The target holds at `d`'s key the very value the step's action carries under it (its
+        `_meta: {}`, one level down alike): it wrote the action's value where the model wrote
+        nothing, which is applying the action, not how values are written out."""
+        p, _, b = d
+        a = self.action
+        if self.probe or not p or not isinstance(p[-1], str) or not isinstance(a, dict) or b is ABSENT:
+            return False
+        key = p[-1]
+        carried = [a.get(key)] + [v.get(key) for v in a.values() if isinstance(v, dict)]
+        return any(c is not None and not _differs(c, b) for c in carried)
 
     def _holds(self, p: tuple[Any, ...]) -> bool:
         """The target, echoing its own state before the step (a no-op on it), keeps a value at
