@@ -909,3 +909,21 @@ def test_small_actions_come_first_where_a_hang_can_cost() -> None:
     exposed = {f.cause["key"][1]: f.extra["exposure"]["steps"] for f in summary.findings if f.cause}
     assert exposed["chat/draftChanged"] < exposed["TARGET-TIMEOUT"]
     assert hangs_when["chat/draftChanged"] == 0  # found, shrunk and confirmed without one timeout
+
+
+def test_the_hypothesis_lane_asks_the_classes_without_what_moves_each_step() -> None:
+    # the ramp's cap and the envelope's tests move with every answered step; Hypothesis runs an
+    # example again and must get the same answers (a step skipped once and sent the next time:
+    # "inconsistent data generation", an internal error of a `--lane hypothesis` run against an
+    # adapter — tests/test_mutation.py's chat_removed_keeps_default showed it)
+    from harness.engine.retired import RAMP_FROM, ValueClasses
+
+    classes = ValueClasses()
+    classes.ramp = True
+    steady = classes.steady()
+    large = {"type": "chat/delta", "content": "x" * (4 * RAMP_FROM)}
+    assert classes("chat", large) and not steady("chat", large)  # the ramp: the fast lane only
+    classes.saw("chat", {"type": "chat/delta", "content": "y"}, hung=False)
+    steady.retire("chat", {"type": "chat/titleChanged", "title": "z" * 900})  # a hang: retired for both
+    assert classes.envelope and not steady("session", large)  # the envelope: the fast lane only
+    assert steady("chat", {"type": "chat/titleChanged", "title": "z" * 901})  # the class itself

@@ -130,6 +130,8 @@ class MachineConfig:
 def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
     """A fresh machine class bound to `config` (no global state)."""
     rec = config.recorder
+    # Hypothesis runs an example again and needs the same answers: not the ramp or the envelope
+    steady = rec.retired.steady()
     lanes = config.lanes or (Lane(config.model.profile, config.model, config.target),)
     arms: tuple[Arm, ...] = config.arms or tuple((k, 0) for k in config.kinds)
 
@@ -164,7 +166,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
                 baseline=config.baseline,
                 rations=config.rations,
                 folder_schema=config.schema,
-                retired=config.recorder.retired,
+                retired=steady,
             )
             return _Channel(stepper, Trace(kind, initial, profile=lane.profile.label, target=lane.target))
 
@@ -201,7 +203,7 @@ def build_machine(config: MachineConfig) -> type[RuleBasedStateMachine]:
             channel = self.channels[index]
             stepper, trace = channel.stepper, channel.trace
             kind = stepper.kind
-            if rec.retired(kind, action):
+            if steady(kind, action):
                 return  # a value class the target hung on: not sent again (the kind goes on)
             self.now_ms += delay
             # A schema-invalid action is a probe, whichever lane drew it: the valid lane of a

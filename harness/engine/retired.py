@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from harness.targets import jsonio
 
@@ -56,6 +56,14 @@ def action_size(action: Any) -> int:
         return len(jsonio.dumps(action))
     except (TypeError, ValueError):
         return len(json.dumps(action, separators=(",", ":"), default=str))
+
+
+class Retired(Protocol):
+    """What a stepper asks of the run's classes: is this action held back, and a hang to retire."""
+
+    def __call__(self, kind: str, action: Any) -> bool: ...
+
+    def retire(self, kind: str, action: Any) -> None: ...
 
 
 #: Hangs in a row in one kind, with no answered step between them, after which the kind itself is
@@ -185,9 +193,12 @@ class ValueClasses:
         """The kinds the target hung on `HOPELESS` times in a row, on different actions."""
         return [k for k, n in self.streak.items() if n >= HOPELESS]
 
-    def __call__(self, kind: str, action: Any) -> bool:
+    def __call__(self, kind: str, action: Any, *, moving: bool = True) -> bool:
         """Whether `action` belongs to a retired class of `kind` (or lies above the envelope,
-        but for its test, or above the size ramp's cap)."""
+        but for its test, or above the size ramp's cap). `moving=False` leaves out the ramp and
+        the envelope, whose answers move with every answered step (`steady`)."""
+        if not moving:
+            return self._bounded(kind, action)
         if self.ramp:
             doublings = self.answered_steps // RAMP_EVERY
             if doublings < RAMP_DOUBLINGS and action_size(action) > RAMP_FROM << doublings:
@@ -198,10 +209,19 @@ class ValueClasses:
             if self.since_test < ENVELOPE_TEST:
                 return True
             self.since_test, self._testing = 0, action  # the test: this one goes
+        return self._bounded(kind, action)
+
+    def _bounded(self, kind: str, action: Any) -> bool:
+        if not self.bounds:
+            return False
         limit = self.bounds.get((kind, action_label(action)))
         if self.any_type is not None:
             limit = self.any_type if limit is None else min(limit, self.any_type)
         return limit is not None and action_size(action) >= limit
+
+    def steady(self) -> SteadyClasses:
+        """These classes as the Hypothesis lane asks them (`SteadyClasses`)."""
+        return SteadyClasses(self)
 
     def to_json(self) -> list[dict[str, Any]]:
         out = [{"kind": k, "type": t, "fromBytes": n} for (k, t), n in sorted(self.bounds.items())]
@@ -210,3 +230,20 @@ class ValueClasses:
         elif self.envelope:
             out.append({"kind": "*", "type": "*", "fromBytes": self.answered_max + 1, "envelope": True})
         return out
+
+
+class SteadyClasses:
+    """The run's classes without the ramp and the envelope: Hypothesis runs an example again (to
+    shrink it, to replay a failure) and needs every answer the same each time, while the ramp's
+    cap and the envelope's tests move with every answered step — a step skipped once and sent the
+    next time changes the state the next draws depend on ("inconsistent data generation"). The
+    retired classes themselves change only on a hang."""
+
+    def __init__(self, classes: ValueClasses) -> None:
+        self.classes = classes
+
+    def __call__(self, kind: str, action: Any) -> bool:
+        return self.classes(kind, action, moving=False)
+
+    def retire(self, kind: str, action: Any) -> None:
+        self.classes.retire(kind, action)

@@ -33,7 +33,7 @@ from harness.targets.jsonio import Written
 
 from .accepted import accepted_divergence, follows_from_accepted, judge
 from .probes import ProbeRations
-from .retired import ValueClasses
+from .retired import Retired
 
 State = dict[str, Any]
 #: `known` invariants that state a step is a no-op where the upstream reducers change the state
@@ -162,7 +162,7 @@ class Stepper:
     rations: ProbeRations | None = None
     #: The run's retired value classes (engine/retired.py): the probe checks do not call the
     #: target with one, and a probe call that hangs retires its own class.
-    retired: ValueClasses | None = None
+    retired: Retired | None = None
     #: The spec folder's action schema when this lane's model has none (a lane of another
     #: version than the folder's): the model's payload rules do not check value types, so a
     #: foreign action the folder's schema rejects (`id: [..]`) is malformed for a probe too.
