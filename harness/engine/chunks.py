@@ -222,6 +222,7 @@ def _confirm(
     time_left = control.time_left()
     lane_target = failure.trace.target or config.target  # the profile lane that found it
     schema = lane_schema(config.schema, Profile.named(found.profile), config.profile)
+    retired = recorder.retired if recorder is not None else None  # the run's classes (engine/replay.py)
     shrinker = TraceShrinker(
         lane_target,
         target_is_model=config.target_is_model,
@@ -229,7 +230,7 @@ def _confirm(
         should_stop=control.should_stop,
         schema=schema,
         baseline=config.baseline,
-        retired=recorder.retired if recorder is not None else None,
+        retired=retired,
     )
     finding = shrinker.shrink(found)  # the candidates keep found.cause (engine/replay.py)
     finding.extra["shrink"] = {
@@ -247,7 +248,7 @@ def _confirm(
             confirmed = replay(
                 finding, lane_target, target_is_model=config.target_is_model,
                 schema=schema, baseline=config.baseline,
-                retired=recorder.retired if recorder is not None else None,
+                retired=retired,
             )
             reproduced = confirmed.reproduced
             if confirmed.cause is not None and finding.cause is not None:

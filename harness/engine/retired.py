@@ -118,10 +118,21 @@ class ValueClasses:
         self.answered_steps = 0
         #: Told when the envelope is held (True: from `answered_max + 1` bytes) or lifted (False).
         self.on_envelope: Callable[[int, bool], None] = lambda size, held: None
+        self._last: tuple[Any, int] | None = None  # the last action sized, and its size
+
+    def _size(self, action: Any) -> int:
+        """`action_size`, once per action: a step's action is asked about before it is sent and
+        told about after (actions are never changed in place: a mutation builds a new object)."""
+        last = self._last
+        if last is not None and last[0] is action:
+            return last[1]
+        size = action_size(action)
+        self._last = (action, size)
+        return size
 
     def retire(self, kind: str, action: Any) -> None:
         key = (kind, action_label(action))
-        size = action_size(action)
+        size = self._size(action)
         self.streak[kind] = self.streak.get(kind, 0) + 1
         if key not in self.bounds:
             self.on_retire(kind, key[1], size)
@@ -169,7 +180,7 @@ class ValueClasses:
             return
         self.answered(kind)
         self.answered_steps += 1
-        size = action_size(action)
+        size = self._size(action)
         self.answered_max = max(self.answered_max, size)
         if action is self._testing:
             self._testing = None
@@ -201,11 +212,9 @@ class ValueClasses:
             return self._bounded(kind, action)
         if self.ramp:
             doublings = self.answered_steps // RAMP_EVERY
-            if doublings < RAMP_DOUBLINGS and action_size(action) > RAMP_FROM << doublings:
+            if doublings < RAMP_DOUBLINGS and self._size(action) > RAMP_FROM << doublings:
                 return True
-        if not self.bounds:
-            return False
-        if self.envelope and action is not self._testing and action_size(action) > self.answered_max:
+        if self.envelope and action is not self._testing and self._size(action) > self.answered_max:
             if self.since_test < ENVELOPE_TEST:
                 return True
             self.since_test, self._testing = 0, action  # the test: this one goes
@@ -217,7 +226,7 @@ class ValueClasses:
         limit = self.bounds.get((kind, action_label(action)))
         if self.any_type is not None:
             limit = self.any_type if limit is None else min(limit, self.any_type)
-        return limit is not None and action_size(action) >= limit
+        return limit is not None and self._size(action) >= limit
 
     def steady(self) -> SteadyClasses:
         """These classes as the Hypothesis lane asks them (`SteadyClasses`)."""

@@ -92,13 +92,13 @@ def foreign_family_actions(kind: str, version: str = "0.7.0") -> st.SearchStrate
 def missing_field_actions(kind: str | None = None, version: str = "0.7.0") -> st.SearchStrategy[Json]:
     """Adversarial: a valid action with one required field removed (`type` itself when the
     type has no other required field). `missing_required` tells which one is missing."""
+    return valid_actions(kind, version).flatmap(_drop_top)
 
-    def drop(a: Json) -> st.SearchStrategy[Json]:
-        req = REQUIRED_FIELDS.get(a["type"], ())
-        names = [k for k in req if k in a] or ["type"]
-        return st.sampled_from(names).map(lambda k: {n: v for n, v in a.items() if n != k})
 
-    return valid_actions(kind, version).flatmap(drop)
+def _drop_top(a: Json) -> st.SearchStrategy[Json]:
+    req = REQUIRED_FIELDS.get(a["type"], ())
+    names = [k for k in req if k in a] or ["type"]
+    return st.sampled_from(names).map(lambda k: {n: v for n, v in a.items() if n != k})
 
 
 EXTRA_FIELD_NAMES: Final = (
@@ -140,7 +140,6 @@ def _wrong_values(value: Any) -> list[Any]:
 def wrong_type_actions(kind: str | None = None, version: str = "0.7.0") -> st.SearchStrategy[Json]:
     """Adversarial: a valid action with one payload field replaced by a value of another JSON
     type (string <-> number, object <-> array, boolean -> string, null)."""
-
     return valid_actions(kind, version).flatmap(_swap_top)
 
 
@@ -202,9 +201,7 @@ def missing_inner_field_actions(kind: str | None = None, version: str = "0.7.0")
     def drop(a: Json) -> st.SearchStrategy[Json]:
         members, _ = _inner_places(a, version)
         if not members:
-            req = REQUIRED_FIELDS.get(a["type"], ())
-            names = [k for k in req if k in a] or ["type"]
-            return st.sampled_from(names).map(lambda k: {n: v for n, v in a.items() if n != k})
+            return _drop_top(a)
         return st.sampled_from(members).map(lambda place: _at_inner(a, place, drop=True))
 
     return valid_actions(kind, version).flatmap(drop)
